@@ -1,0 +1,29 @@
+# Two commands: `make run` starts the server, `make test` runs every test.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+
+.PHONY: run test lint system-deps clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+run: $(BIN)/.installed
+	$(BIN)/boulanger serve $(ARGS)
+
+system-deps:
+	bash .ci/system-deps
+
+test: system-deps $(BIN)/.installed
+	$(BIN)/pytest $(ARGS)
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) test-artifacts .pytest_cache .mypy_cache .ruff_cache

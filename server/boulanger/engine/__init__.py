@@ -1,0 +1,40 @@
+"""The rules of Baker's Game: pure, synchronous, standard library only."""
+
+from .board import Board, group_capacity
+from .cards import ALL_CARDS, Card, Suit, parse_card
+from .codes import GameCode
+from .errors import (
+    EngineError,
+    IllegalMoveError,
+    InvalidCodeError,
+    InvalidNotationError,
+    NoDestinationError,
+    NothingToUndoError,
+    RecordError,
+)
+from .game import UNDO_LIMIT, Game, Status, move_points
+from .moves import PLACE_NAMES, Move, place_index
+
+__all__ = [
+    "ALL_CARDS",
+    "PLACE_NAMES",
+    "UNDO_LIMIT",
+    "Board",
+    "Card",
+    "EngineError",
+    "Game",
+    "GameCode",
+    "IllegalMoveError",
+    "InvalidCodeError",
+    "InvalidNotationError",
+    "Move",
+    "NoDestinationError",
+    "NothingToUndoError",
+    "RecordError",
+    "Status",
+    "Suit",
+    "group_capacity",
+    "move_points",
+    "parse_card",
+    "place_index",
+]

@@ -1,0 +1,235 @@
+"""A game: one player's board, history, undo and score on one deal."""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from typing import Any
+
+from .board import Board
+from .cards import Card, parse_card
+from .codes import GameCode
+from .errors import (
+    EngineError,
+    IllegalMoveError,
+    InvalidNotationError,
+    NoDestinationError,
+    NothingToUndoError,
+    RecordError,
+)
+from .moves import FIRST_CELL, FOUNDATION, PLACE_NAMES, Move, place_index
+
+UNDO_LIMIT = 100
+FOUNDATION_POINTS = 10
+CELL_TO_COLUMN_POINTS = 5
+
+
+class Status(enum.Enum):
+    PLAYING = "playing"
+    WON = "won"
+    # No legal move at all.
+    STUCK = "stuck"
+    # Legal moves exist, but each only moves a card from cell to cell or a
+    # whole column into an empty column: the position stays the same up to
+    # renaming places, so no sequence of them can ever change the game.
+    DEAD_END = "dead_end"
+
+
+def move_points(src: int, dst: int) -> int:
+    """Points a move earns: +10 to the foundation, +5 from a cell to a column."""
+    if dst == FOUNDATION:
+        return FOUNDATION_POINTS
+    if FIRST_CELL <= src < FOUNDATION and dst < FIRST_CELL:
+        return CELL_TO_COLUMN_POINTS
+    return 0
+
+
+class Game:
+    """One player's game of a deal: play, undo, tap and double tap, score."""
+
+    def __init__(self, code: GameCode | str) -> None:
+        self.code = code if isinstance(code, GameCode) else GameCode.parse(code)
+        self.board = Board.deal(self.code)
+        self.score = 0
+        # Every action taken, in order: a Move, or None for an undo.
+        self.history: list[Move | None] = []
+        # (src, dst, count, points, card) of the moves that can still be undone.
+        self._undo: deque[tuple[int, int, int, int, Card]] = deque(maxlen=UNDO_LIMIT)
+
+    def __repr__(self) -> str:
+        return f"<Game {self.code} actions={self.actions} score={self.score}>"
+
+    @property
+    def actions(self) -> int:
+        return len(self.history)
+
+    @property
+    def foundation_cards(self) -> int:
+        return self.board.foundation_cards
+
+    @property
+    def can_undo(self) -> int:
+        """How many actions can still be undone."""
+        return len(self._undo)
+
+    # -- actions -------------------------------------------------------
+
+    def play(self, move: Move | dict[str, Any] | str) -> int:
+        """Check and apply a move; return the points it earned."""
+        if isinstance(move, dict):
+            move = Move.from_dict(move)
+        elif isinstance(move, str):
+            move = Move.parse(move)
+        cells = len(self.board.cells)
+        src = place_index(move.src, cells)
+        dst = place_index(move.dst, cells)
+        try:
+            card = self.board.check(src, dst, move.count)
+        except IllegalMoveError as error:
+            raise IllegalMoveError(f"{move}: {error}") from None
+        self.board.apply(src, dst, move.count)
+        points = move_points(src, dst)
+        self.score += points
+        self._undo.append((src, dst, move.count, points, card))
+        self.history.append(move)
+        return points
+
+    def undo(self) -> Move:
+        """Take back the last move still in the undo history; return it."""
+        if not self._undo:
+            raise NothingToUndoError(
+                "nothing to undo"
+                if not self.history
+                else f"only the last {UNDO_LIMIT} actions can be undone"
+            )
+        src, dst, count, points, card = self._undo.pop()
+        if dst == FOUNDATION:
+            self.board.take_from_foundation(card & 3, src)
+        else:
+            self.board.apply(dst, src, count)
+        self.score = max(0, self.score - points)
+        self.history.append(None)
+        return Move(PLACE_NAMES[src], PLACE_NAMES[dst], count)
+
+    def tap(self, card: Card | str) -> Move:
+        """A single tap: send the card to its foundation when legal."""
+        move = self.tap_move(card)
+        if move is None:
+            raise NoDestinationError(f"{_card(card)} cannot go to the foundation now")
+        self.play(move)
+        return move
+
+    def double_tap(self, card: Card | str) -> Move:
+        """A double tap: move the card (and the run it heads) where the rules choose."""
+        move = self.double_tap_move(card)
+        if move is None:
+            raise NoDestinationError(f"{_card(card)} has no destination")
+        self.play(move)
+        return move
+
+    # -- destinations --------------------------------------------------
+
+    def locate(self, card: Card | str) -> tuple[int, int]:
+        """The place index holding a card and how many cards lie on it and above it."""
+        card = _card(card)
+        for i, held in enumerate(self.board.cells):
+            if held == card:
+                return FIRST_CELL + i, 1
+        for i, col in enumerate(self.board.columns):
+            if card in col:
+                return i, len(col) - col.index(card)
+        raise IllegalMoveError(f"{card} is on its foundation")
+
+    def tap_move(self, card: Card | str) -> Move | None:
+        src, depth = self.locate(card)
+        if depth != 1:
+            return None
+        move = Move(PLACE_NAMES[src], "foundation")
+        return move if self._legal(src, FOUNDATION, 1) else None
+
+    def double_tap_move(self, card: Card | str) -> Move | None:
+        """Foundation, then the longest accepting column, an empty column, a free cell; ties leftmost."""
+        src, count = self.locate(card)
+        board = self.board
+        if count == 1 and self._legal(src, FOUNDATION, 1):
+            return Move(PLACE_NAMES[src], "foundation")
+        best = None
+        for i, col in enumerate(board.columns):
+            longer = best is None or len(col) > len(board.columns[best])
+            if col and i != src and longer and self._legal(src, i, count):
+                best = i
+        if best is None:
+            best = next(
+                (
+                    i
+                    for i, col in enumerate(board.columns)
+                    if not col and self._legal(src, i, count)
+                ),
+                None,
+            )
+        if best is None and count == 1 and src < FIRST_CELL:
+            best = next((FIRST_CELL + i for i, c in enumerate(board.cells) if c is None), None)
+        return None if best is None else Move(PLACE_NAMES[src], PLACE_NAMES[best], count)
+
+    def _legal(self, src: int, dst: int, count: int) -> bool:
+        try:
+            self.board.check(src, dst, count)
+        except IllegalMoveError:
+            return False
+        return True
+
+    # -- state ---------------------------------------------------------
+
+    def legal_moves(self) -> list[Move]:
+        return self.board.legal_moves()
+
+    @property
+    def status(self) -> Status:
+        if self.board.won:
+            return Status.WON
+        moves = self.board.legal_moves()
+        if not moves:
+            return Status.STUCK
+        if all(self.board.is_pointless(m) for m in moves):
+            return Status.DEAD_END
+        return Status.PLAYING
+
+    # -- records -------------------------------------------------------
+
+    def record(self) -> dict[str, Any]:
+        """The game record: the code and every action, replayable by :meth:`from_record`."""
+        return {
+            "code": str(self.code),
+            "actions": [{"undo": True} if m is None else m.to_dict() for m in self.history],
+        }
+
+    @classmethod
+    def from_record(cls, record: Any) -> Game:
+        """Replay a game record; raise :class:`RecordError` naming the first bad action."""
+        if not isinstance(record, dict) or not isinstance(record.get("actions"), list):
+            raise RecordError(0, 'a record is {"code": "BK1-...", "actions": [...]}')
+        try:
+            game = cls(record.get("code"))  # type: ignore[arg-type]
+        except EngineError as error:
+            raise RecordError(0, str(error)) from None
+        for index, action in enumerate(record["actions"], start=1):
+            try:
+                game.apply_action(action)
+            except EngineError as error:
+                raise RecordError(index, str(error)) from None
+        return game
+
+    def apply_action(self, action: Any) -> None:
+        """Apply one record action: a move dict or ``{"undo": true}``."""
+        if isinstance(action, dict) and "undo" in action:
+            if action != {"undo": True}:
+                raise InvalidNotationError(
+                    f"undo action must be exactly {{'undo': true}}, not {action!r}"
+                )
+            self.undo()
+        else:
+            self.play(Move.from_dict(action))
+
+
+def _card(card: Card | str) -> Card:
+    return card if isinstance(card, Card) else parse_card(card)

@@ -1,0 +1,80 @@
+"""Places and moves: ``{"src": "col3", "dst": "cell1", "count": 1}``.
+
+Places are named as players see them, 1-based: ``col1`` .. ``col8``,
+``cell1`` .. ``cellN`` and ``foundation``. Inside the engine a place is an
+index: columns 0..7, cells 8..11, the foundation 12.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .errors import InvalidNotationError
+
+COLUMN_COUNT = 8
+MAX_CELLS = 4
+FIRST_CELL = 8
+FOUNDATION = 12
+
+PLACE_NAMES: tuple[str, ...] = (
+    *(f"col{i}" for i in range(1, COLUMN_COUNT + 1)),
+    *(f"cell{i}" for i in range(1, MAX_CELLS + 1)),
+    "foundation",
+)
+PLACE_INDEX: dict[str, int] = {name: index for index, name in enumerate(PLACE_NAMES)}
+
+
+def place_index(name: str, cells: int = MAX_CELLS) -> int:
+    """The index of a place name; cells beyond the game's cell count do not exist."""
+    index = PLACE_INDEX.get(name) if isinstance(name, str) else None
+    if index is None or FIRST_CELL + cells <= index < FOUNDATION:
+        cell_names = f"cell1..cell{cells}" if cells > 1 else "cell1"
+        raise InvalidNotationError(
+            f"{name!r} is not a place: use col1..col8, {cell_names} or foundation"
+        )
+    return index
+
+
+class Move(NamedTuple):
+    """Move ``count`` cards from the place ``src`` to the place ``dst``."""
+
+    src: str
+    dst: str
+    count: int = 1  # type: ignore[assignment]  # shadows tuple.count on purpose
+
+    def __str__(self) -> str:
+        return f"{self.src}>{self.dst}" + (f"*{self.count}" if self.count != 1 else "")
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """Parse the short form ``"col3>cell1"`` or ``"col2>col5*3"``."""
+        if not isinstance(text, str):
+            raise InvalidNotationError(f"move must be a string, not {text!r}")
+        head, _, count = text.strip().partition("*")
+        src, sep, dst = head.partition(">")
+        if not sep:
+            raise InvalidNotationError(f"{text!r} is not a move: expected src>dst or src>dst*count")
+        if count and not count.isdigit():
+            raise InvalidNotationError(f"{text!r} has a count that is not a number")
+        return cls.from_dict({"src": src.strip(), "dst": dst.strip(), "count": int(count or 1)})
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Move:
+        """Build a move from its dict form, checking field names and types."""
+        if not isinstance(data, dict):
+            raise InvalidNotationError(f"move must be an object, not {data!r}")
+        unknown = set(data) - {"src", "dst", "count"}
+        if unknown:
+            raise InvalidNotationError(f"move has unknown fields {sorted(unknown)}")
+        src, dst, count = data.get("src"), data.get("dst"), data.get("count", 1)
+        for field, value in (("src", src), ("dst", dst)):
+            if not isinstance(value, str) or value not in PLACE_INDEX:
+                raise InvalidNotationError(
+                    f"move {field} {value!r} is not a place: use col1..col8, cell1..cell4 or foundation"
+                )
+        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 52:
+            raise InvalidNotationError(f"move count {count!r} must be a whole number 1..52")
+        return cls(src, dst, count)  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"src": self.src, "dst": self.dst, "count": self.count}
