@@ -102,6 +102,8 @@ class Board:
         """
         columns = self.columns
         cells = self.cells
+        if count < 1:
+            raise IllegalMoveError(f"cannot move {count} cards")
         if src < FIRST_CELL:
             col = columns[src]
             size = len(col)

@@ -79,7 +79,9 @@ def parse_card(text: str) -> Card:
     """Parse ``"AS"``, ``"th"``, ``"10H"`` into a card; raise on anything else."""
     if not isinstance(text, str):
         raise InvalidNotationError(f"card must be a string, not {text!r}")
-    key = text.strip().upper()
+    key = text.strip()
+    # Only ASCII: str.upper() maps some other letters onto ours ("ſ" to "S").
+    key = key.upper() if key.isascii() else ""
     if key.startswith("10"):
         key = "T" + key[2:]
     card = _BY_NAME.get(key)

@@ -32,7 +32,15 @@ class GameCode:
         """Parse a code (case-insensitive, surrounding blanks ignored)."""
         if not isinstance(text, str):
             raise InvalidCodeError(f"game code must be a string, not {text!r}")
-        parts = text.strip().upper().split("-")
+        stripped = text.strip()
+        if not stripped.isascii():
+            # str.upper() would map some non-ASCII letters onto the alphabet
+            # ("ı" to "I") or lengthen the text ("ß" to "SS").
+            char = next(c for c in stripped if not c.isascii())
+            raise InvalidCodeError(
+                f"{text!r} has {char!r}: a game code is ASCII letters, digits and dashes"
+            )
+        parts = stripped.upper().split("-")
         if len(parts) != 3:
             raise InvalidCodeError(
                 f"{text!r} is not a game code: expected BK1-C<cells>-<7 characters>"

@@ -222,7 +222,7 @@ class Game:
     def apply_action(self, action: Any) -> None:
         """Apply one record action: a move dict or ``{"undo": true}``."""
         if isinstance(action, dict) and "undo" in action:
-            if action != {"undo": True}:
+            if len(action) != 1 or action["undo"] is not True:
                 raise InvalidNotationError(
                     f"undo action must be exactly {{'undo': true}}, not {action!r}"
                 )

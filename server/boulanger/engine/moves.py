@@ -50,11 +50,11 @@ class Move(NamedTuple):
         """Parse the short form ``"col3>cell1"`` or ``"col2>col5*3"``."""
         if not isinstance(text, str):
             raise InvalidNotationError(f"move must be a string, not {text!r}")
-        head, _, count = text.strip().partition("*")
+        head, star, count = text.strip().partition("*")
         src, sep, dst = head.partition(">")
         if not sep:
             raise InvalidNotationError(f"{text!r} is not a move: expected src>dst or src>dst*count")
-        if count and not count.isdigit():
+        if star and not (count.isascii() and count.isdigit()):
             raise InvalidNotationError(f"{text!r} has a count that is not a number")
         return cls.from_dict({"src": src.strip(), "dst": dst.strip(), "count": int(count or 1)})
 
