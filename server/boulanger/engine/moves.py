@@ -54,6 +54,7 @@ class Move(NamedTuple):
         src, sep, dst = head.partition(">")
         if not sep:
             raise InvalidNotationError(f"{text!r} is not a move: expected src>dst or src>dst*count")
+        count = count.strip()
         if star and not (count.isascii() and count.isdigit()):
             raise InvalidNotationError(f"{text!r} has a count that is not a number")
         return cls.from_dict({"src": src.strip(), "dst": dst.strip(), "count": int(count or 1)})
