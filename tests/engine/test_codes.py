@@ -133,7 +133,7 @@ def test_bad_codes_are_refused_saying_what_is_wrong(text: str, reason: str) -> N
 
 def test_max_deal_and_the_one_after() -> None:
     assert GameCode.parse("BK1-C4-B777777").deal == 2**31 - 1
-    with pytest.raises(InvalidCodeError, match="valid deals are 1 .. 2147483647"):
+    with pytest.raises(InvalidCodeError, match=r"valid deals are 1 \.\. 2147483647"):
         GameCode.parse("BK1-C4-CAAAAAA")
 
 

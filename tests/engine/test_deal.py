@@ -20,33 +20,37 @@ def pysol_columns(deal: int) -> list[list[str]]:
     return [line.split() for line in text.splitlines() if line.strip()]
 
 
+def row(text: str) -> list[str]:
+    return text.split()
+
+
 def ours(deal: int) -> list[list[str]]:
     return [[str(c) for c in col] for col in deal_columns(deal)]
 
 
 def test_deal_1_first_row_and_column_1_from_the_rules() -> None:
     columns = ours(1)
-    assert [col[0] for col in columns] == "JD 2D 9H JC 5D 7H 7C 5H".split()
-    assert columns[0] == "JD KD 2S 4C 3S 6D 6S".split()
+    assert [col[0] for col in columns] == row("JD 2D 9H JC 5D 7H 7C 5H")
+    assert columns[0] == row("JD KD 2S 4C 3S 6D 6S")
 
 
 def test_deal_1_whole_layout() -> None:
     # Microsoft FreeCell deal 1, column by column, bottom to top.
     assert ours(1) == [
-        "JD KD 2S 4C 3S 6D 6S".split(),
-        "2D KC KS 5C TD 8S 9C".split(),
-        "9H 9S 9D TS 4S 8D 2H".split(),
-        "JC 5S QD QH TH QS 6H".split(),
-        "5D AD JS 4H 8H 6C".split(),
-        "7H QC AS AC 2C 3D".split(),
-        "7C KH AH 4D JH 8C".split(),
-        "5H 3H 3C 7S 7D TC".split(),
+        row("JD KD 2S 4C 3S 6D 6S"),
+        row("2D KC KS 5C TD 8S 9C"),
+        row("9H 9S 9D TS 4S 8D 2H"),
+        row("JC 5S QD QH TH QS 6H"),
+        row("5D AD JS 4H 8H 6C"),
+        row("7H QC AS AC 2C 3D"),
+        row("7C KH AH 4D JH 8C"),
+        row("5H 3H 3C 7S 7D TC"),
     ]
 
 
 def test_deal_1_through_its_game_code() -> None:
     game = Game("BK1-C4-AAAAAAB")
-    assert [str(c) for c in game.board.columns[0]] == "JD KD 2S 4C 3S 6D 6S".split()
+    assert [str(c) for c in game.board.columns[0]] == row("JD KD 2S 4C 3S 6D 6S")
 
 
 def test_rules_example_code_is_deal_860() -> None:

@@ -10,14 +10,8 @@ from boulanger.engine import PLACE_NAMES, InvalidNotationError, Move, place_inde
 
 
 def test_place_names_and_indices() -> None:
-    assert PLACE_NAMES == (
-        *(f"col{i}" for i in range(1, 9)),
-        "cell1",
-        "cell2",
-        "cell3",
-        "cell4",
-        "foundation",
-    )
+    expected = (*(f"col{i}" for i in range(1, 9)), "cell1", "cell2", "cell3", "cell4", "foundation")
+    assert expected == PLACE_NAMES
     assert [place_index(name) for name in PLACE_NAMES] == list(range(13))
 
 
