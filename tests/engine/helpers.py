@@ -28,7 +28,8 @@ def board_text(
     ``cells`` lists the cells (None = free, default four free cells);
     ``foundations`` gives the top rank per suit; ``empty`` names columns
     that must stay empty. Every card not placed anywhere is spread over
-    the remaining columns (or all piled into column ``spare``).
+    the remaining columns (or all piled into column ``spare``), or, when
+    every column is placed, buried under the placed cards.
     """
     cells = [None] * 4 if cells is None else cells
     foundations = foundations or {}
@@ -43,6 +44,9 @@ def board_text(
     fillers = [i for i in range(1, COLUMNS + 1) if i not in placed and i not in empty]
     if spare is not None:
         fillers = [spare]
+    if not fillers:
+        # Every column is placed: bury the rest under the placed cards.
+        fillers = [i for i in placed if placed[i] and i not in empty]
     if rest and not fillers:
         raise AssertionError(f"no column to hold {len(rest)} remaining cards")
     filled: dict[int, list[Card]] = {i: [] for i in fillers}
