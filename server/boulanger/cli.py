@@ -66,6 +66,95 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_solve(args: argparse.Namespace) -> int:
+    from .solver import solve
+
+    try:
+        code = GameCode.parse(args.code)
+    except EngineError as error:
+        print(f"boulanger solve: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    solution = solve(code, budget=args.budget)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "code": str(code),
+                    "result": solution.result,
+                    "actions": solution.actions,
+                    "seconds": round(solution.seconds, 4),
+                    "positions": solution.positions,
+                }
+            )
+        )
+        return 0
+    print(f"{code}: {solution.result} ({solution.positions} positions, {solution.seconds:.3f} s)")
+    if solution.par is not None:
+        print(f"par {solution.par}")
+        for number, action in enumerate(solution.actions, start=1):
+            count = action["count"]
+            print(
+                f"{number:4} {action['src']}>{action['dst']}" + (f"*{count}" if count > 1 else "")
+            )
+    return 0
+
+
+def _cmd_catalog(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .solver import catalog
+
+    def report(deal: int, result: str, par: int | None, progress: catalog.Progress) -> None:
+        if args.verbose or result != "unsolvable":
+            print(f"deal {deal}: {result}" + (f", par {par}" if par else ""), flush=True)
+
+    if args.cells not in (4, 2, 1) or not 1 <= args.first <= args.last:
+        print("boulanger catalog: need --cells 4|2|1 and 1 <= --from <= --to", file=sys.stderr)
+        return EXIT_USAGE
+    progress = catalog.generate(
+        args.cells,
+        args.first,
+        args.last,
+        budget=args.budget,
+        out=Path(args.out) if args.out else None,
+        max_seconds=args.max_seconds,
+        retry_unknown=args.retry_unknown,
+        report=report,
+    )
+    print(
+        f"searched {progress.searched}: {progress.won} won, {progress.unsolvable} unsolvable,"
+        f" {progress.unknown} unknown"
+    )
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    import uvicorn
+
+    from .web.app import create_app
+    from .web.settings import Settings
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    settings = Settings.from_env(broker_url=args.broker)
+    app = create_app(settings)
+    print(f"boulanger: serving on http://{args.host}:{args.port}/ (broker: {settings.broker_url})")
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        ws="auto",
+        ws_max_size=settings.max_frame_bytes,
+        log_level=args.log_level,
+        proxy_headers=True,
+        forwarded_allow_ips=args.forwarded_allow_ips,
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="boulanger", description="Baker's Game race server and tools."
@@ -81,6 +170,38 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file")
     replay.set_defaults(func=_cmd_replay)
 
+    solve = sub.add_parser("solve", help="search a game code for a win")
+    solve.add_argument("code", help="a game code such as BK1-C4-AAAAA24")
+    solve.add_argument("--json", action="store_true", help="print JSON")
+    solve.add_argument("--budget", type=float, default=2.0, help="seconds (default 2)")
+    solve.set_defaults(func=_cmd_solve)
+
+    cat = sub.add_parser("catalog", help="add solver-verified winnable deals to a catalog file")
+    cat.add_argument("--cells", type=int, required=True, help="4, 2 or 1")
+    cat.add_argument("--from", dest="first", type=int, default=1, help="first deal number")
+    cat.add_argument("--to", dest="last", type=int, required=True, help="last deal number")
+    cat.add_argument("--budget", type=float, default=2.0, help="seconds per deal (default 2)")
+    cat.add_argument("--out", help="catalog file (default: the package data file)")
+    cat.add_argument("--max-seconds", type=float, help="stop (and save) after this long")
+    cat.add_argument("--retry-unknown", action="store_true", help="search undecided deals again")
+    cat.add_argument("--verbose", action="store_true", help="also print unsolvable deals")
+    cat.set_defaults(func=_cmd_catalog)
+
+    serve = sub.add_parser("serve", help="run the race server")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--broker",
+        default=None,
+        help="memory:// (default, embedded) or redis://host:port/db; also BOULANGER_BROKER_URL",
+    )
+    serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--forwarded-allow-ips",
+        default="127.0.0.1",
+        help="proxies whose X-Forwarded-For is trusted (for per-address limits)",
+    )
+    serve.set_defaults(func=_cmd_serve)
     return parser
 
 

@@ -1,0 +1,85 @@
+"""The broker: each race's ordered event log, and pub/sub fan-out between processes.
+
+Two implementations share this interface: :mod:`.memory` (embedded, one
+process, nothing to install) and :mod:`.redis` (shared by many processes).
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Protocol
+
+
+class BrokerUnavailable(Exception):
+    """The broker cannot be reached right now; the caller should try again."""
+
+
+class Listener(Protocol):
+    def on_message(self, data: str) -> None:
+        """A message published on a subscribed channel (must not block)."""
+
+    def on_resync(self) -> None:
+        """Messages may have been lost (the connection to the broker dropped)."""
+
+
+def race_channel(race_id: str) -> str:
+    # The {hash tag} keeps a race's keys and channel on one Redis Cluster shard.
+    return f"bk:race:{{{race_id}}}"
+
+
+class Broker(abc.ABC):
+    kind: str
+
+    async def start(self) -> None:  # noqa: B027  (optional hook)
+        """Connect; called once before use."""
+
+    async def close(self) -> None:  # noqa: B027  (optional hook)
+        """Disconnect and stop background tasks."""
+
+    @abc.abstractmethod
+    async def ping(self) -> bool:
+        """True when the broker answers."""
+
+    # -- race logs ---------------------------------------------------------
+
+    @abc.abstractmethod
+    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None: ...
+
+    @abc.abstractmethod
+    async def race_meta(self, race_id: str) -> dict[str, Any] | None: ...
+
+    @abc.abstractmethod
+    async def append(self, race_id: str, event: dict[str, Any]) -> bool:
+        """Append ``event`` (its ``seq`` set to the log length + 1) and publish it.
+
+        Returns False, appending nothing, when the log has moved on (another
+        process appended first). Raises :class:`BrokerUnavailable`.
+        """
+
+    @abc.abstractmethod
+    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
+        """The events with ``seq`` greater than ``after``, in order."""
+
+    # -- pub/sub -----------------------------------------------------------
+
+    @abc.abstractmethod
+    async def subscribe(self, channel: str, listener: Listener) -> None: ...
+
+    @abc.abstractmethod
+    async def unsubscribe(self, channel: str, listener: Listener) -> None: ...
+
+    @abc.abstractmethod
+    async def publish(self, channel: str, data: str) -> None: ...
+
+
+def open_broker(url: str | None) -> Broker:
+    """A broker chosen by URL: ``memory://`` (the default) or ``redis://host:port/db``."""
+    if not url or url.startswith("memory:"):
+        from .memory import MemoryBroker
+
+        return MemoryBroker()
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from .redis import RedisBroker
+
+        return RedisBroker(url)
+    raise ValueError(f"unknown broker URL {url!r}: use memory:// or redis://host:port")

@@ -1,0 +1,61 @@
+"""The embedded broker: logs and channels in this process's memory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict
+from typing import Any
+
+from .base import Broker, Listener, race_channel
+
+
+class MemoryBroker(Broker):
+    """Everything in memory; lost when the process stops (the README says so)."""
+
+    kind = "memory"
+
+    def __init__(self) -> None:
+        self._metas: dict[str, dict[str, Any]] = {}
+        self._logs: dict[str, list[str]] = defaultdict(list)
+        self._listeners: dict[str, set[Listener]] = defaultdict(set)
+        self.extra: dict[str, Any] = {}  # other stores (the daily challenge) keep state here
+
+    async def ping(self) -> bool:
+        return True
+
+    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
+        self._metas[race_id] = dict(meta)
+
+    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+        meta = self._metas.get(race_id)
+        return None if meta is None else dict(meta)
+
+    async def append(self, race_id: str, event: dict[str, Any]) -> bool:
+        log = self._logs[race_id]
+        if event["seq"] != len(log) + 1:
+            return False
+        text = json.dumps(event, separators=(",", ":"))
+        log.append(text)
+        await self.publish(race_channel(race_id), text)
+        return True
+
+    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
+        return [json.loads(text) for text in self._logs.get(race_id, [])[after:]]
+
+    async def subscribe(self, channel: str, listener: Listener) -> None:
+        self._listeners[channel].add(listener)
+
+    async def unsubscribe(self, channel: str, listener: Listener) -> None:
+        listeners = self._listeners.get(channel)
+        if listeners is not None:
+            listeners.discard(listener)
+            if not listeners:
+                del self._listeners[channel]
+
+    async def publish(self, channel: str, data: str) -> None:
+        # Deliver on the next loop turn, as a network broker would: a
+        # publisher never runs its own listeners in the middle of its work.
+        loop = asyncio.get_running_loop()
+        for listener in tuple(self._listeners.get(channel, ())):
+            loop.call_soon(listener.on_message, data)

@@ -1,0 +1,177 @@
+"""The Redis broker: race logs in Redis lists, fan-out through Redis pub/sub.
+
+Keys of one race share the ``{race_id}`` hash tag so that Redis Cluster
+keeps them on one shard. An append is one Lua script: it checks the log's
+length, pushes the event and publishes it, atomically, so the channel carries
+each race's events in log order. Pub/sub is at-most-once: after a dropped
+connection the broker resubscribes and tells every listener to resync from
+the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections import defaultdict
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from .base import Broker, BrokerUnavailable, Listener, race_channel
+
+log = logging.getLogger(__name__)
+
+RACE_TTL_S = 7 * 24 * 3600
+
+# KEYS[1] log; ARGV: seq, event, channel, ttl
+_APPEND = """
+if redis.call('LLEN', KEYS[1]) + 1 ~= tonumber(ARGV[1]) then return 0 end
+redis.call('RPUSH', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('PUBLISH', ARGV[3], ARGV[2])
+return 1
+"""
+
+
+def _key(race_id: str, part: str) -> str:
+    return f"bk:race:{{{race_id}}}:{part}"
+
+
+class RedisBroker(Broker):
+    kind = "redis"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.redis: aioredis.Redis = aioredis.Redis.from_url(
+            url,
+            decode_responses=True,
+            socket_connect_timeout=2,
+            socket_timeout=5,
+            health_check_interval=10,
+        )
+        self._append = self.redis.register_script(_APPEND)
+        self._listeners: dict[str, set[Listener]] = defaultdict(set)
+        self._pubsub: Any = None
+        self._reader: asyncio.Task[None] | None = None
+        self._subscribe_lock = asyncio.Lock()
+        self.connected = asyncio.Event()
+
+    async def start(self) -> None:
+        self._reader = asyncio.create_task(self._read_loop(), name="redis-pubsub")
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        await self._drop_pubsub()
+        await self.redis.aclose()
+
+    async def ping(self) -> bool:
+        try:
+            return bool(await self.redis.ping())
+        except (RedisError, OSError):
+            return False
+
+    # -- race logs ---------------------------------------------------------
+
+    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
+        try:
+            await self.redis.set(_key(race_id, "meta"), json.dumps(meta), ex=RACE_TTL_S)
+        except (RedisError, OSError) as error:
+            raise BrokerUnavailable(str(error)) from error
+
+    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+        try:
+            text = await self.redis.get(_key(race_id, "meta"))
+        except (RedisError, OSError) as error:
+            raise BrokerUnavailable(str(error)) from error
+        return None if text is None else dict(json.loads(text))
+
+    async def append(self, race_id: str, event: dict[str, Any]) -> bool:
+        text = json.dumps(event, separators=(",", ":"))
+        args = [event["seq"], text, race_channel(race_id), RACE_TTL_S]
+        try:
+            done = await self._append(keys=[_key(race_id, "log")], args=args)
+        except (RedisError, OSError) as error:
+            raise BrokerUnavailable(str(error)) from error
+        return bool(done)
+
+    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
+        try:
+            texts = await self.redis.lrange(_key(race_id, "log"), after, -1)
+        except (RedisError, OSError) as error:
+            raise BrokerUnavailable(str(error)) from error
+        return [json.loads(text) for text in texts]
+
+    # -- pub/sub -----------------------------------------------------------
+
+    async def subscribe(self, channel: str, listener: Listener) -> None:
+        first = channel not in self._listeners
+        self._listeners[channel].add(listener)
+        if first and self._pubsub is not None:
+            async with self._subscribe_lock:
+                with contextlib.suppress(RedisError, OSError):
+                    await self._pubsub.subscribe(channel)  # the read loop resubscribes on failure
+
+    async def unsubscribe(self, channel: str, listener: Listener) -> None:
+        listeners = self._listeners.get(channel)
+        if listeners is None:
+            return
+        listeners.discard(listener)
+        if not listeners:
+            del self._listeners[channel]
+            if self._pubsub is not None:
+                async with self._subscribe_lock:
+                    with contextlib.suppress(RedisError, OSError):
+                        await self._pubsub.unsubscribe(channel)
+
+    async def publish(self, channel: str, data: str) -> None:
+        try:
+            await self.redis.publish(channel, data)
+        except (RedisError, OSError) as error:
+            raise BrokerUnavailable(str(error)) from error
+
+    async def _connect_pubsub(self) -> None:
+        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        # A channel must be subscribed to for the connection to open.
+        await pubsub.subscribe("bk:control", *self._listeners)
+        self._pubsub = pubsub
+
+    async def _drop_pubsub(self) -> None:
+        pubsub, self._pubsub = self._pubsub, None
+        self.connected.clear()
+        if pubsub is not None:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+
+    async def _read_loop(self) -> None:
+        backoff = 0.05
+        while True:
+            try:
+                if self._pubsub is None:
+                    async with self._subscribe_lock:
+                        await self._connect_pubsub()
+                    self.connected.set()
+                    backoff = 0.05
+                    # Anything published while we were away is gone: resync.
+                    for listeners in list(self._listeners.values()):
+                        for listener in tuple(listeners):
+                            listener.on_resync()
+                message = await self._pubsub.get_message(timeout=1.0)
+                if message is not None and message.get("type") == "message":
+                    for listener in tuple(self._listeners.get(message["channel"], ())):
+                        try:
+                            listener.on_message(message["data"])
+                        except Exception:
+                            log.exception("listener failed on %s", message["channel"])
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as error:
+                log.warning("redis pub/sub connection lost (%s); reconnecting", error)
+                await self._drop_pubsub()
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)

@@ -1,0 +1,1 @@
+"""Race logic as plain Python: protocol messages, races, standings, daily challenges."""

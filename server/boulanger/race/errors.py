@@ -1,0 +1,39 @@
+"""Typed refusals with stable codes, as listed in docs/protocol.md."""
+
+from __future__ import annotations
+
+
+class ProtocolError(Exception):
+    """A client message refused with a stable ``code`` and a human ``reason``."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
+
+
+ERROR_CODES = (
+    "bad_json",
+    "bad_message",
+    "unknown_type",
+    "not_joined",
+    "already_joined",
+    "bad_name",
+    "name_taken",
+    "bad_token",
+    "race_full",
+    "not_host",
+    "already_started",
+    "not_started",
+    "race_over",
+    "finished",
+    "spectator",
+    "illegal_move",
+    "bad_notation",
+    "no_destination",
+    "nothing_to_undo",
+    "unknown_player",
+    "no_hints",
+    "try_again",
+    "internal",
+)

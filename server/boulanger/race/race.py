@@ -1,0 +1,372 @@
+"""A race as plain Python: decisions in, events out.
+
+Every change to a race is an event in one ordered log (see the broker). Each
+server process keeps a replica of a race by applying the log's events in
+order, so every process derives the same players, games, standings and
+leaderboard. A process *decides* on a client's request against its replica
+(``decide_*``: refuse it, or produce the event to append), appends the event
+only if the log has not moved on meanwhile, then *applies* it (``apply``),
+which returns the event message every client of the race receives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine import (
+    EngineError,
+    Game,
+    GameCode,
+    IllegalMoveError,
+    InvalidNotationError,
+    Move,
+    NoDestinationError,
+    NothingToUndoError,
+    Status,
+    place_index,
+)
+from . import protocol as p
+from .errors import ProtocolError
+from .ids import secret_hash, secret_matches
+from .standings import Standing, rank
+
+MAX_PLAYERS = 8
+DEFAULT_TIME_LIMIT_S = 30 * 60
+DEFAULT_COUNTDOWN_MS = 3000
+
+LOBBY, COUNTDOWN, RUNNING, FINISHED = "lobby", "countdown", "running", "finished"
+
+
+@dataclass(slots=True)
+class RaceMeta:
+    """What is fixed when a race is created."""
+
+    race_id: str
+    code: str
+    created_at: int
+    host_key_hash: str
+    time_limit_s: int = DEFAULT_TIME_LIMIT_S
+    countdown_ms: int = DEFAULT_COUNTDOWN_MS
+    practice: bool = False
+    par: int | None = None
+    winnable: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RaceMeta:
+        return cls(**{k: v for k, v in data.items() if k in cls.__slots__})  # type: ignore[attr-defined]
+
+
+@dataclass(slots=True)
+class Player:
+    player_id: str
+    name: str
+    host: bool
+    token_hash: str
+    order: int
+    game: Game
+    resigned: bool = False
+    won_at: int | None = None
+    last_at: int | None = None
+    status: str = Status.PLAYING.value
+    # action_id -> (seq, move made): a repeated action id gets the same answer.
+    applied: dict[str, tuple[int, dict[str, Any] | None]] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        return self.resigned or self.won_at is not None
+
+
+@dataclass(slots=True)
+class Duplicate:
+    """The action id was applied before: answer with its ack again."""
+
+    seq: int
+    move: dict[str, Any] | None
+
+
+def game_view(game: Game) -> dict[str, Any]:
+    """A player's game as the wire shows it (see "Game" in docs/protocol.md)."""
+    board = game.board
+    return {
+        "board": {
+            "columns": [[str(c) for c in col] for col in board.columns],
+            "cells": [None if c is None else str(c) for c in board.cells],
+            "foundations": {
+                "S": board.foundations[3],
+                "H": board.foundations[2],
+                "D": board.foundations[1],
+                "C": board.foundations[0],
+            },
+        },
+        "score": game.score,
+        "actions": game.actions,
+        "foundation_cards": board.foundation_cards,
+        "status": game.status.value,
+        "can_undo": game.can_undo,
+    }
+
+
+_ENGINE_CODES: tuple[tuple[type[EngineError], str], ...] = (
+    (NoDestinationError, "no_destination"),
+    (IllegalMoveError, "illegal_move"),
+    (NothingToUndoError, "nothing_to_undo"),
+    (InvalidNotationError, "bad_notation"),
+)
+
+
+def _refusal(error: EngineError) -> ProtocolError:
+    for kind, code in _ENGINE_CODES:
+        if isinstance(error, kind):
+            return ProtocolError(code, str(error))
+    return ProtocolError("illegal_move", str(error))
+
+
+class Race:
+    """One race's replica: apply events in order, decide on requests."""
+
+    def __init__(self, meta: RaceMeta) -> None:
+        self.meta = meta
+        self.code = GameCode.parse(meta.code)
+        self.seq = 0
+        self.players: dict[str, Player] = {}
+        self.start_at: int | None = None
+        self.ends_at: int | None = None
+        self.over_reason: str | None = None
+        self.rematch: dict[str, Any] | None = None
+
+    @property
+    def race_id(self) -> str:
+        return self.meta.race_id
+
+    def state(self, now: int) -> str:
+        if self.over_reason is not None:
+            return FINISHED
+        if self.start_at is None:
+            return LOBBY
+        return COUNTDOWN if now < self.start_at else RUNNING
+
+    @property
+    def host_id(self) -> str | None:
+        return next((p.player_id for p in self.players.values() if p.host), None)
+
+    def player_by_token(self, token: str) -> Player | None:
+        wanted = secret_hash(token)
+        return next((p for p in self.players.values() if p.token_hash == wanted), None)
+
+    # -- views ---------------------------------------------------------
+
+    def standing(self, player: Player) -> Standing:
+        start = self.start_at or 0
+        game = player.game
+        return Standing(
+            player_id=player.player_id,
+            name=player.name,
+            host=player.host,
+            foundation_cards=game.board.foundation_cards,
+            score=game.score,
+            actions=game.actions,
+            status="resigned" if player.resigned else player.status,
+            elapsed_ms=max(0, player.last_at - start) if player.last_at else 0,
+            rank=None,
+            time_ms=None if player.won_at is None else player.won_at - start,
+            order=player.order,
+        )
+
+    def standings(self, final: bool = False) -> list[Standing]:
+        return rank([self.standing(p) for p in self.players.values()], final)
+
+    def snapshot(self, now: int) -> dict[str, Any]:
+        ordered = self.standings(final=self.over_reason is not None)
+        return {
+            "race_id": self.race_id,
+            "code": self.meta.code,
+            "cells": self.code.cells,
+            "par": self.meta.par,
+            "winnable": self.meta.winnable,
+            "practice": self.meta.practice,
+            "state": self.state(now),
+            "host_id": self.host_id,
+            "start_at": self.start_at,
+            "ends_at": self.ends_at,
+            "now": now,
+            "seq": self.seq,
+            "players": [s.to_wire() for s in sorted(ordered, key=lambda s: s.order)],
+            "leaderboard": [s.player_id for s in ordered],
+            "rematch": self.rematch,
+        }
+
+    def record(self, player_id: str) -> dict[str, Any]:
+        return self.players[player_id].game.record()
+
+    # -- decisions: refuse, or return the event to append ----------------
+
+    def decide_join(self, message: p.Join, now: int, player_id: str, token: str) -> dict[str, Any]:
+        """A new player's join event (a returning player needs no event)."""
+        if self.state(now) == FINISHED:
+            raise ProtocolError("race_over", "the race is over; watch it instead")
+        if self.start_at is not None:
+            raise ProtocolError("already_started", "the race has started; watch it instead")
+        if len(self.players) >= MAX_PLAYERS:
+            raise ProtocolError("race_full", f"the race has {MAX_PLAYERS} players already")
+        name = " ".join((message.name or "").split())
+        if not 1 <= len(name) <= p.NAME_MAX or not name.isprintable():
+            raise ProtocolError("bad_name", f"a name has 1 to {p.NAME_MAX} printable characters")
+        if any(pl.name.casefold() == name.casefold() for pl in self.players.values()):
+            raise ProtocolError("name_taken", f"{name!r} is taken in this race")
+        host = (
+            message.host_key is not None
+            and self.host_id is None
+            and secret_matches(message.host_key, self.meta.host_key_hash)
+        )
+        return {
+            "kind": "join",
+            "at": now,
+            "player_id": player_id,
+            "name": name,
+            "host": host,
+            "token_hash": secret_hash(token),
+        }
+
+    def decide_start(self, player_id: str, now: int) -> dict[str, Any]:
+        if self.over_reason is not None:
+            raise ProtocolError("race_over", "the race is over")
+        if player_id != self.host_id:
+            raise ProtocolError("not_host", "only the race's host can start it")
+        if self.start_at is not None:
+            raise ProtocolError("already_started", "the race has started already")
+        return {"kind": "start", "at": now, "start_at": now + self.meta.countdown_ms}
+
+    def decide_action(
+        self, player_id: str, action: p.Action, now: int
+    ) -> dict[str, Any] | Duplicate:
+        player = self.players[player_id]
+        done = player.applied.get(action.action_id)
+        if done is not None:
+            return Duplicate(*done)
+        state = self.state(now)
+        if state == FINISHED or (self.ends_at is not None and now >= self.ends_at):
+            raise ProtocolError("race_over", "the race is over")
+        if state != RUNNING:
+            raise ProtocolError("not_started", "the race has not started yet")
+        if player.done:
+            raise ProtocolError("finished", "you have already won or resigned")
+        base = {"at": now, "player_id": player_id, "action_id": action.action_id}
+        if isinstance(action, p.Resign):
+            return {"kind": "resign", **base}
+        game = player.game
+        try:
+            if isinstance(action, p.Undo):
+                if not game.can_undo:
+                    game.undo()  # raises the right NothingToUndoError
+                return {"kind": "action", **base, "action": {"undo": True}}
+            move = self._resolve(game, action)
+        except EngineError as error:
+            raise _refusal(error) from None
+        return {"kind": "action", **base, "action": move.to_dict()}
+
+    @staticmethod
+    def _resolve(game: Game, action: p.Action) -> Move:
+        """The move an action makes, checked against the game without changing it."""
+        if isinstance(action, p.MoveAction):
+            move = Move.from_dict({"src": action.src, "dst": action.dst, "count": action.count})
+            probe = game.board
+            cells = len(probe.cells)
+            try:
+                probe.check(place_index(move.src, cells), place_index(move.dst, cells), move.count)
+            except IllegalMoveError as error:
+                raise IllegalMoveError(f"{move}: {error}") from None
+            return move
+        if isinstance(action, p.Tap):
+            found = game.tap_move(action.card)
+            if found is None:
+                raise NoDestinationError(f"{action.card} cannot go to the foundation now")
+            return found
+        assert isinstance(action, p.DoubleTap)
+        found = game.double_tap_move(action.card)
+        if found is None:
+            raise NoDestinationError(f"{action.card} has no destination")
+        return found
+
+    def decide_over(self, now: int) -> dict[str, Any] | None:
+        """The race_over event when the race should end now and has not yet."""
+        if self.over_reason is not None or self.start_at is None:
+            return None
+        if self.players and all(pl.done for pl in self.players.values()):
+            return {"kind": "over", "at": now, "reason": "all_done"}
+        if self.ends_at is not None and now >= self.ends_at:
+            return {"kind": "over", "at": now, "reason": "time_limit"}
+        return None
+
+    def decide_rematch(self, player_id: str, race_id: str, code: str) -> dict[str, Any]:
+        if player_id != self.host_id:
+            raise ProtocolError("not_host", "only the race's host can open a rematch")
+        if self.over_reason is None:
+            raise ProtocolError("not_started", "a rematch opens once the race is over")
+        return {
+            "kind": "rematch",
+            "at": 0,
+            "race_id": race_id,
+            "code": code,
+            "url": f"/race/{race_id}",
+        }
+
+    # -- applying events -------------------------------------------------
+
+    def apply(self, event: dict[str, Any]) -> p.Message:
+        """Apply the next event of the log; return the message all clients get."""
+        seq = event["seq"]
+        if seq != self.seq + 1:
+            raise ValueError(f"race {self.race_id}: event {seq} applied after {self.seq}")
+        self.seq = seq
+        kind = event["kind"]
+        now = event.get("at", 0)
+        if kind == "join":
+            player = Player(
+                player_id=event["player_id"],
+                name=event["name"],
+                host=event["host"],
+                token_hash=event["token_hash"],
+                order=len(self.players),
+                game=Game(self.code),
+            )
+            self.players[player.player_id] = player
+            return p.PlayerJoined(seq, self.state(now), self.standing(player).to_wire())
+        if kind == "start":
+            self.start_at = event["start_at"]
+            self.ends_at = self.start_at + self.meta.time_limit_s * 1000
+            return p.RaceStarting(seq, self.state(now), self.start_at, self.ends_at, now)
+        if kind in ("action", "resign"):
+            player = self.players[event["player_id"]]
+            move: dict[str, Any] | None = None
+            if kind == "resign":
+                player.resigned = True
+            else:
+                action = event["action"]
+                if "undo" in action:
+                    move = player.game.undo().to_dict()
+                else:
+                    player.game.play(Move.from_dict(action))
+                    move = action
+                status = player.game.status
+                player.status = status.value
+                if status is Status.WON:
+                    player.won_at = now
+            player.last_at = now
+            player.applied[event["action_id"]] = (seq, move)
+            ordered = self.standings()
+            mine = next(s for s in ordered if s.player_id == player.player_id)
+            return p.Progress(seq, self.state(now), mine.to_wire(), [s.player_id for s in ordered])
+        if kind == "over":
+            self.over_reason = event["reason"]
+            final = [s.to_wire() for s in self.standings(final=True)]
+            return p.RaceOver(seq, FINISHED, self.over_reason, final)
+        if kind == "rematch":
+            self.rematch = {"race_id": event["race_id"], "code": event["code"], "url": event["url"]}
+            return p.RematchOpened(
+                seq, self.state(now), event["race_id"], event["code"], event["url"]
+            )
+        raise ValueError(f"race {self.race_id}: unknown event kind {kind!r}")

@@ -1,0 +1,52 @@
+"""One player's standing and the leaderboard order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(slots=True)
+class Standing:
+    player_id: str
+    name: str
+    host: bool
+    foundation_cards: int
+    score: int
+    actions: int
+    status: str
+    elapsed_ms: int
+    rank: int | None
+    time_ms: int | None
+    # Tie-break of last resort: who joined first.
+    order: int = 0
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "player_id": self.player_id,
+            "name": self.name,
+            "host": self.host,
+            "foundation_cards": self.foundation_cards,
+            "score": self.score,
+            "actions": self.actions,
+            "status": self.status,
+            "elapsed_ms": self.elapsed_ms,
+            "rank": self.rank,
+            "time_ms": self.time_ms,
+        }
+
+
+def sort_key(standing: Standing) -> tuple[int, int, int, int, int]:
+    """Winners by time; then cards on foundations, score (more first), actions (fewer first)."""
+    if standing.time_ms is not None:
+        return (0, standing.time_ms, 0, 0, standing.order)
+    return (1, -standing.foundation_cards, -standing.score, standing.actions, standing.order)
+
+
+def rank(standings: list[Standing], final: bool = False) -> list[Standing]:
+    """Sort into leaderboard order and number the ranks: winners only, or everyone when final."""
+    ordered = sorted(standings, key=sort_key)
+    for position, standing in enumerate(ordered, start=1):
+        if final or standing.time_ms is not None:
+            standing.rank = position
+    return ordered

@@ -1,0 +1,1 @@
+"""Transport: the Starlette application, WebSockets and HTTP around the race logic."""

@@ -1,0 +1,173 @@
+"""The Starlette application: routes, lifespan and the per-process server state."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import defaultdict, deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+
+from ..broker import Broker, open_broker
+from ..engine import GameCode
+from ..race.ids import new_race_id, new_secret, secret_hash
+from ..race.race import RaceMeta
+from . import http
+from .hub import Hubs, now_ms
+from .settings import Settings
+from .socket import race_socket
+from .solving import SolverPool
+
+log = logging.getLogger(__name__)
+
+
+class AddressLimits:
+    """Connections open and races created per client address."""
+
+    def __init__(self, max_connections: int, races_per_minute: int) -> None:
+        self.max_connections = max_connections
+        self.races_per_minute = races_per_minute
+        self.open: dict[str, int] = defaultdict(int)
+        self.created: dict[str, deque[float]] = defaultdict(deque)
+
+    def enter(self, address: str) -> bool:
+        if self.open[address] >= self.max_connections:
+            return False
+        self.open[address] += 1
+        return True
+
+    def leave(self, address: str) -> None:
+        self.open[address] -= 1
+        if self.open[address] <= 0:
+            del self.open[address]
+
+    def may_create(self, address: str) -> bool:
+        stamps = self.created[address]
+        now = time.monotonic()
+        while stamps and stamps[0] < now - 60:
+            stamps.popleft()
+        if len(stamps) >= self.races_per_minute:
+            return False
+        stamps.append(now)
+        return True
+
+
+class Server:
+    """Everything one server process holds: broker, hubs, limits, solver pool."""
+
+    def __init__(self, settings: Settings, broker: Broker | None = None) -> None:
+        self.settings = settings
+        self.broker = broker or open_broker(settings.broker_url)
+        self.hubs = Hubs(self.broker, settings.idle_race_s)
+        self.addresses = AddressLimits(
+            settings.max_connections_per_address, settings.races_per_minute_per_address
+        )
+        self.solver = SolverPool()
+        self.stopping = False
+        self._sweeper: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self.broker.start()
+        self._sweeper = asyncio.create_task(self._sweep_loop())
+
+    async def stop(self) -> None:
+        self.stopping = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        await self.hubs.close()
+        await self.broker.close()
+        self.solver.close()
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await asyncio.sleep(30)
+            with contextlib.suppress(Exception):
+                await self.hubs.sweep()
+
+    async def create_race(
+        self,
+        *,
+        cells: int = 4,
+        code: GameCode | None = None,
+        practice: bool = False,
+        host_key_hash: str | None = None,
+    ) -> dict[str, Any]:
+        """Create a race on a catalog deal (or the given code); answer the creator's view."""
+        if code is None:
+            code, par, winnable = self.solver.pick(cells)
+        else:
+            winnable, par = await self.solver.judge(code, self.settings.solve_budget_s)
+        race_id = new_race_id()
+        host_key = new_secret()
+        meta = RaceMeta(
+            race_id=race_id,
+            code=str(code),
+            created_at=now_ms(),
+            host_key_hash=host_key_hash or secret_hash(host_key),
+            time_limit_s=self.settings.time_limit_s,
+            countdown_ms=self.settings.countdown_ms,
+            practice=practice,
+            par=par,
+            winnable=winnable,
+        )
+        await self.broker.create_race(race_id, meta.to_dict())
+        return {
+            "race_id": race_id,
+            "code": str(code),
+            "url": f"/race/{race_id}",
+            "host_key": host_key,
+            "par": par,
+            "winnable": winnable,
+        }
+
+    async def hint(self, record: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+        return await self.solver.hint(record)
+
+
+def create_app(settings: Settings | None = None, broker: Broker | None = None) -> Starlette:
+    """Assemble the application: one place for routes, static files and lifespan."""
+    settings = settings or Settings.from_env()
+    server = Server(settings, broker)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await server.start()
+        try:
+            yield
+        finally:
+            await server.stop()
+
+    client_dir = settings.client_dir
+    index = client_dir / "index.html"
+
+    async def page(request: Any) -> Response:
+        if not index.is_file():
+            return JSONResponse({"error": {"code": "no_client", "reason": "client not found"}}, 404)
+        return FileResponse(index, headers={"Cache-Control": "no-cache"})
+
+    routes = [
+        Route("/healthz", http.healthz),
+        Route("/api/races", http.create_race, methods=["POST"]),
+        Route("/api/races/{race_id}", http.race_snapshot),
+        Route("/api/races/{race_id}/records/{player_id}", http.race_record),
+        *http.daily_routes(),
+        WebSocketRoute("/ws/races/{race_id}", race_socket),
+        Route("/", page),
+        Route("/race/{race_id}", page),
+        Route("/daily", page),
+        Route("/daily/{date}", page),
+        Route("/practice", page),
+        Mount("/static", StaticFiles(directory=client_dir, check_dir=False), name="static"),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=http.EXCEPTION_HANDLERS)
+    app.state.server = server
+    return app

@@ -1,0 +1,128 @@
+"""HTTP endpoints: create races, read snapshots and game records, health."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..broker import BrokerUnavailable
+from ..engine import EngineError, GameCode
+from ..race.race import FINISHED
+from .hub import now_ms
+
+if TYPE_CHECKING:
+    from .app import Server
+
+MAX_BODY = 4096
+
+
+def error(status: int, code: str, reason: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "reason": reason}}, status_code=status)
+
+
+def _server(request: Request) -> Server:
+    server: Server = request.app.state.server
+    return server
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error(exc.status_code, "http", str(exc.detail))
+
+
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    return error(503, "try_again", "the store is unreachable; try again")
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    HTTPException: _http_error,
+    BrokerUnavailable: _unavailable,
+}
+
+
+async def healthz(request: Request) -> Response:
+    server = _server(request)
+    ok = await server.broker.ping()
+    body = {"ok": ok, "broker": server.broker.kind, "races": len(server.hubs)}
+    return JSONResponse(body, status_code=200 if ok else 503)
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        raise HTTPException(413, "body too large")
+    try:
+        data = json.loads(body or b"{}")
+    except ValueError:
+        raise HTTPException(400, "the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise HTTPException(400, "the body must be a JSON object")
+    return data
+
+
+async def create_race(request: Request) -> Response:
+    server = _server(request)
+    address = request.client.host if request.client else "?"
+    try:
+        data = await _json_body(request)
+    except HTTPException as exc:
+        return error(exc.status_code, "bad_message", str(exc.detail))
+    unknown = set(data) - {"cells", "code", "practice"}
+    if unknown:
+        return error(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
+    practice = data.get("practice", False)
+    if not isinstance(practice, bool):
+        return error(400, "bad_message", "practice must be true or false")
+    code = None
+    cells = data.get("cells", 4)
+    if "code" in data:
+        try:
+            code = GameCode.parse(data["code"])
+        except EngineError as exc:
+            return error(400, "bad_code", str(exc))
+        if "cells" in data and cells != code.cells:
+            return error(400, "bad_message", "cells disagrees with the game code")
+    elif cells not in (4, 2, 1) or isinstance(cells, bool):
+        return error(400, "bad_message", "cells must be 4, 2 or 1")
+    if not server.addresses.may_create(address):
+        return error(
+            429, "too_many_races", "too many races created from this address; wait a minute"
+        )
+    created = await server.create_race(
+        cells=cells if code is None else code.cells, code=code, practice=practice
+    )
+    return JSONResponse(created, status_code=201)
+
+
+async def race_snapshot(request: Request) -> Response:
+    server = _server(request)
+    hub = await server.hubs.get(request.path_params["race_id"])
+    if hub is None:
+        return error(404, "unknown_race", "no such race")
+    await hub.catch_up()
+    return JSONResponse(hub.race.snapshot(now_ms()))
+
+
+async def race_record(request: Request) -> Response:
+    server = _server(request)
+    hub = await server.hubs.get(request.path_params["race_id"])
+    if hub is None:
+        return error(404, "unknown_race", "no such race")
+    await hub.catch_up()
+    race = hub.race
+    player_id = request.path_params["player_id"]
+    if player_id not in race.players:
+        return error(404, "unknown_player", "no player with that id in this race")
+    if race.state(now_ms()) != FINISHED:
+        return error(409, "race_running", "game records are public once the race is over")
+    return JSONResponse(race.record(player_id))
+
+
+def daily_routes() -> list[Route]:
+    """The daily challenge's routes (see boulanger.web.daily)."""
+    return []

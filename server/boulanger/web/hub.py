@@ -1,0 +1,255 @@
+"""A race's presence in one server process: its replica, its local connections.
+
+The hub subscribes to the race's channel, applies the log's events in order
+(fetching from the log whenever it sees a gap or the broker reconnects), and
+fans each event out to the race's connections in this process, encoded once.
+Local requests go through :meth:`RaceHub.submit`: decide against the replica,
+append to the log if nobody appended meanwhile, apply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from ..broker import Broker, BrokerUnavailable, race_channel
+from ..race import protocol as p
+from ..race.errors import ProtocolError
+from ..race.race import Duplicate, Race, RaceMeta, game_view
+from .connection import CLOSE_REPLACED, Connection
+
+log = logging.getLogger(__name__)
+
+RECENT_EVENTS = 512
+APPEND_ATTEMPTS = 8
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class RaceHub:
+    def __init__(self, broker: Broker, meta: RaceMeta) -> None:
+        self.broker = broker
+        self.race = Race(meta)
+        self.channel = race_channel(meta.race_id)
+        self.connections: set[Connection] = set()
+        self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_EVENTS)
+        self.lock = asyncio.Lock()
+        self.last_used = time.monotonic()
+        self._catching_up: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def race_id(self) -> str:
+        return self.race.race_id
+
+    async def open(self) -> None:
+        # Subscribe first, then read the log: nothing falls in between.
+        await self.broker.subscribe(self.channel, self)
+        await self.catch_up()
+
+    async def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await self.broker.unsubscribe(self.channel, self)
+
+    # -- listener --------------------------------------------------------
+
+    def on_message(self, data: str) -> None:
+        event = json.loads(data)
+        if "seq" not in event:
+            self._control(event)
+            return
+        if event["seq"] == self.race.seq + 1:
+            self._apply(event)
+        elif event["seq"] > self.race.seq:
+            self.on_resync()
+
+    def on_resync(self) -> None:
+        if self._catching_up is None or self._catching_up.done():
+            self._catching_up = self._spawn(self._resync())
+
+    async def _resync(self) -> None:
+        delay = 0.05
+        while True:
+            try:
+                await self.catch_up()
+                return
+            except BrokerUnavailable:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+
+    async def catch_up(self) -> None:
+        for event in await self.broker.read(self.race_id, self.race.seq):
+            if event["seq"] == self.race.seq + 1:
+                self._apply(event)
+        self._check_over()
+
+    def _control(self, event: dict[str, Any]) -> None:
+        if event.get("kind") == "kick":
+            # The same player connected again elsewhere: drop this connection.
+            for conn in list(self.connections):
+                if conn.player_id == event["player_id"] and id(conn) != event.get("keep"):
+                    conn.close(CLOSE_REPLACED)
+
+    # -- applying --------------------------------------------------------
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        message = self.race.apply(event)
+        text = message.encode()
+        self.recent.append((event["seq"], text))
+        for conn in self.connections:
+            conn.send(text)
+        player_id = event.get("player_id")
+        if player_id is not None and event["kind"] == "action":
+            self._send_board(player_id)
+        if event["kind"] == "start":
+            self._arm_timer()
+        self._check_over()
+
+    def _send_board(self, player_id: str) -> None:
+        watchers = [c for c in self.connections if c.watching == player_id]
+        if watchers:
+            game = game_view(self.race.players[player_id].game)
+            text = p.BoardUpdate(player_id, game).encode()
+            for conn in watchers:
+                conn.send(text)
+
+    def _arm_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        ends_at = self.race.ends_at
+        if ends_at is None or self.race.over_reason is not None:
+            return
+        delay = max(0.0, (ends_at - now_ms()) / 1000) + 0.01
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(delay, self._check_over)
+
+    def _check_over(self) -> None:
+        if self.race.decide_over(now_ms()) is not None:
+            self._spawn(self._finish())
+
+    async def _finish(self) -> None:
+        with contextlib.suppress(ProtocolError, BrokerUnavailable):
+            await self.submit(lambda: self.race.decide_over(now_ms()))
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- requests --------------------------------------------------------
+
+    async def submit(
+        self, decide: Callable[[], dict[str, Any] | Duplicate | None]
+    ) -> dict[str, Any] | Duplicate | None:
+        """Decide against the replica and append; retry when another process appended first.
+
+        Raises :class:`ProtocolError` (the decision's refusal, or ``try_again``
+        when the broker is unreachable).
+        """
+        async with self.lock:
+            for _ in range(APPEND_ATTEMPTS):
+                decision = decide()
+                if decision is None or isinstance(decision, Duplicate):
+                    return decision
+                decision["seq"] = self.race.seq + 1
+                try:
+                    appended = await self.broker.append(self.race_id, decision)
+                    if appended:
+                        if decision["seq"] == self.race.seq + 1:
+                            self._apply(decision)
+                        return decision
+                    await self.catch_up()
+                except BrokerUnavailable:
+                    raise ProtocolError(
+                        "try_again", "the server cannot record actions right now; send it again"
+                    ) from None
+            raise ProtocolError("try_again", "the race is busy; send it again")
+
+    def attach(self, conn: Connection) -> None:
+        self.connections.add(conn)
+        self.last_used = time.monotonic()
+
+    def detach(self, conn: Connection) -> None:
+        self.connections.discard(conn)
+        self.last_used = time.monotonic()
+
+    async def kick_others(self, conn: Connection) -> None:
+        """Close this player's other connections, in every process."""
+        for other in list(self.connections):
+            if other is not conn and other.player_id == conn.player_id:
+                other.close(CLOSE_REPLACED)
+        event = {"kind": "kick", "player_id": conn.player_id, "keep": id(conn)}
+        with contextlib.suppress(BrokerUnavailable):
+            await self.broker.publish(self.channel, json.dumps(event))
+
+    def missed_since(self, last_seq: int) -> list[str] | None:
+        """Encoded events after ``last_seq``, or None when they are no longer kept."""
+        if last_seq >= self.race.seq:
+            return []
+        if not self.recent or self.recent[0][0] > last_seq + 1:
+            return None
+        return [text for seq, text in self.recent if seq > last_seq]
+
+
+class Hubs:
+    """This process's hubs, opened on demand and closed when idle."""
+
+    def __init__(self, broker: Broker, idle_s: float) -> None:
+        self.broker = broker
+        self.idle_s = idle_s
+        self._hubs: dict[str, RaceHub] = {}
+        self._opening: dict[str, asyncio.Future[RaceHub | None]] = {}
+
+    def __len__(self) -> int:
+        return len(self._hubs)
+
+    async def get(self, race_id: str) -> RaceHub | None:
+        hub = self._hubs.get(race_id)
+        if hub is not None:
+            return hub
+        pending = self._opening.get(race_id)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[RaceHub | None] = asyncio.get_running_loop().create_future()
+        self._opening[race_id] = future
+        try:
+            meta = await self.broker.race_meta(race_id)
+            hub = None
+            if meta is not None:
+                hub = RaceHub(self.broker, RaceMeta.from_dict(meta))
+                await hub.open()
+                self._hubs[race_id] = hub
+            future.set_result(hub)
+            return hub
+        except BaseException as error:
+            future.set_exception(error)
+            future.exception()  # retrieved: no "never retrieved" warning
+            raise
+        finally:
+            del self._opening[race_id]
+
+    async def sweep(self) -> None:
+        """Close hubs nobody in this process has used for a while."""
+        cutoff = time.monotonic() - self.idle_s
+        for race_id, hub in list(self._hubs.items()):
+            if not hub.connections and hub.last_used < cutoff:
+                del self._hubs[race_id]
+                await hub.close()
+
+    async def close(self) -> None:
+        for hub in list(self._hubs.values()):
+            await hub.close()
+        self._hubs.clear()

@@ -1,0 +1,57 @@
+"""Server settings, from arguments or ``BOULANGER_*`` environment variables."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..race.race import DEFAULT_COUNTDOWN_MS, DEFAULT_TIME_LIMIT_S
+
+
+def _default_client_dir() -> Path:
+    # server/boulanger/web/settings.py -> the repository's client/ folder
+    return Path(__file__).resolve().parents[3] / "client"
+
+
+@dataclass(slots=True)
+class Settings:
+    broker_url: str = "memory://"
+    client_dir: Path = field(default_factory=_default_client_dir)
+    time_limit_s: int = DEFAULT_TIME_LIMIT_S
+    countdown_ms: int = DEFAULT_COUNTDOWN_MS
+    # WebSocket limits (see docs/protocol.md, "Connection").
+    max_frame_bytes: int = 16 * 1024
+    ping_interval_s: float = 15.0
+    idle_timeout_s: float = 45.0
+    outbound_queue: int = 256
+    message_burst: int = 40
+    messages_per_second: float = 5.0
+    # Per client address.
+    max_connections_per_address: int = 64
+    races_per_minute_per_address: int = 20
+    # Budget for telling whether an explicit game code is winnable.
+    solve_budget_s: float = 1.0
+    # How long a finished race's replica stays in a process's memory.
+    idle_race_s: float = 600.0
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        env = os.environ
+        settings = cls()
+        if "BOULANGER_BROKER_URL" in env:
+            settings.broker_url = env["BOULANGER_BROKER_URL"]
+        if "BOULANGER_CLIENT_DIR" in env:
+            settings.client_dir = Path(env["BOULANGER_CLIENT_DIR"])
+        if "BOULANGER_TIME_LIMIT_S" in env:
+            settings.time_limit_s = int(env["BOULANGER_TIME_LIMIT_S"])
+        if "BOULANGER_COUNTDOWN_MS" in env:
+            settings.countdown_ms = int(env["BOULANGER_COUNTDOWN_MS"])
+        if "BOULANGER_MESSAGES_PER_SECOND" in env:
+            settings.messages_per_second = float(env["BOULANGER_MESSAGES_PER_SECOND"])
+        if "BOULANGER_MESSAGE_BURST" in env:
+            settings.message_burst = int(env["BOULANGER_MESSAGE_BURST"])
+        for name, value in overrides.items():
+            if value is not None:
+                setattr(settings, name, value)
+        return settings

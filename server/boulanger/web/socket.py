@@ -1,0 +1,305 @@
+"""The race WebSocket: ``/ws/races/{race_id}``.
+
+A thin shell: it reads frames, enforces the transport limits (frame size,
+binary frames, message budget, heartbeat), decodes messages and hands them
+to the race hub. Every refusal is a typed ``reject``/``error`` or a close
+code; an unexpected failure is logged with the race and player ids and the
+client sees only ``internal``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from ..broker import BrokerUnavailable
+from ..race import protocol as p
+from ..race.errors import ProtocolError
+from ..race.ids import new_player_id, new_secret
+from ..race.race import FINISHED, Duplicate, game_view
+from .connection import (
+    CLOSE_GOING_AWAY,
+    CLOSE_IDLE,
+    CLOSE_INTERNAL,
+    CLOSE_NO_RACE,
+    CLOSE_POLICY,
+    CLOSE_TOO_BIG,
+    CLOSE_UNSUPPORTED,
+    Connection,
+    TokenBucket,
+)
+from .hub import RaceHub, now_ms
+
+if TYPE_CHECKING:
+    from .app import Server
+
+log = logging.getLogger(__name__)
+
+
+async def race_socket(websocket: WebSocket) -> None:
+    server: Server = websocket.app.state.server
+    race_id = websocket.path_params["race_id"]
+    address = websocket.client.host if websocket.client else "?"
+    if not server.addresses.enter(address):
+        await websocket.close(CLOSE_POLICY, "too many connections from this address")
+        return
+    try:
+        try:
+            hub = await server.hubs.get(race_id)
+        except BrokerUnavailable:
+            hub = None
+            await websocket.close(1013, "try again")
+            return
+        if hub is None:
+            await websocket.close(CLOSE_NO_RACE, "no such race")
+            return
+        await websocket.accept()
+        session = Session(server, hub, websocket)
+        await session.run()
+    finally:
+        server.addresses.leave(address)
+
+
+class Session:
+    """One connection's conversation with one race."""
+
+    def __init__(self, server: Server, hub: RaceHub, websocket: WebSocket) -> None:
+        self.server = server
+        self.hub = hub
+        self.settings = server.settings
+        self.websocket = websocket
+        self.conn = Connection(websocket, self.settings.outbound_queue)
+        self.budget = TokenBucket(self.settings.message_burst, self.settings.messages_per_second)
+
+    async def run(self) -> None:
+        conn = self.conn
+        reader = asyncio.create_task(self._read_loop())
+        heart = asyncio.create_task(self._heartbeat())
+        closed = asyncio.create_task(conn.closed.wait())
+        try:
+            await asyncio.wait({reader, closed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (reader, heart, closed):
+                task.cancel()
+            for task in (reader, heart, closed):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            self.hub.detach(conn)
+            if conn.close_code is None:
+                conn.close(CLOSE_GOING_AWAY if self.server.stopping else 1000)
+            await conn.shutdown()
+
+    async def _heartbeat(self) -> None:
+        interval = self.settings.ping_interval_s
+        while True:
+            await asyncio.sleep(interval)
+            if time.monotonic() - self.conn.last_heard > self.settings.idle_timeout_s:
+                self.conn.close(CLOSE_IDLE)
+                return
+            self.conn.send(p.ServerPing(now_ms()).encode())
+
+    async def _read_loop(self) -> None:
+        conn = self.conn
+        try:
+            while True:
+                frame = await self.websocket.receive()
+                if frame["type"] == "websocket.disconnect":
+                    conn.close(frame.get("code") or 1000)
+                    return
+                conn.last_heard = time.monotonic()
+                text = frame.get("text")
+                if text is None:
+                    self._error("bad_json", "binary frames are not accepted")
+                    conn.close(CLOSE_UNSUPPORTED)
+                    return
+                if len(text) > self.settings.max_frame_bytes:
+                    conn.close(CLOSE_TOO_BIG)
+                    return
+                if not self.budget.take():
+                    self._error("bad_message", "too many messages: slow down")
+                    conn.close(CLOSE_POLICY)
+                    return
+                await self._handle(text)
+        except WebSocketDisconnect as gone:
+            conn.close(gone.code or 1000)
+        except Exception:
+            log.exception("race %s player %s: connection failed", self.hub.race_id, conn.player_id)
+            self._error("internal", "unexpected server error")
+            conn.close(CLOSE_INTERNAL)
+
+    def _error(self, code: str, reason: str) -> None:
+        self.conn.send(p.Error(code, reason).encode())
+
+    async def _handle(self, text: str) -> None:
+        try:
+            message = p.decode_client(text)
+        except ProtocolError as error:
+            self._error(error.code, error.reason)
+            return
+        action_id = getattr(message, "action_id", None)
+        try:
+            await self._dispatch(message)
+        except ProtocolError as error:
+            if action_id is not None:
+                self.conn.send(p.Reject(action_id, error.code, error.reason).encode())
+            else:
+                self._error(error.code, error.reason)
+        except Exception:
+            log.exception(
+                "race %s player %s: %s failed",
+                self.hub.race_id,
+                self.conn.player_id,
+                message.type,
+            )
+            if action_id is not None:
+                self.conn.send(p.Reject(action_id, "internal", "unexpected server error").encode())
+            else:
+                self._error("internal", "unexpected server error")
+
+    async def _dispatch(self, message: p.Message) -> None:
+        conn = self.conn
+        if isinstance(message, p.Ping):
+            conn.send(p.ServerPong(message.t).encode())
+            return
+        if isinstance(message, p.Pong):
+            return
+        if isinstance(message, p.Join):
+            await self._join(message)
+            return
+        if conn.role is None:
+            raise ProtocolError("not_joined", "the first message must be join")
+        race = self.hub.race
+        if isinstance(message, p.Resync):
+            self._resync(message.last_seq)
+        elif isinstance(message, p.ACTION_TYPES):
+            await self._act(message)
+        elif isinstance(message, p.Start):
+            await self.hub.submit(lambda: race.decide_start(self._player_id(), now_ms()))
+        elif isinstance(message, p.Watch):
+            self._watch(message.player_id)
+        elif isinstance(message, p.Rematch):
+            await self._rematch()
+        elif isinstance(message, p.HintRequest):
+            await self._hint()
+        else:  # pragma: no cover - every client type is handled above
+            raise ProtocolError("unknown_type", f"unexpected {message.type}")
+
+    def _player_id(self) -> str:
+        if self.conn.role != "player" or self.conn.player_id is None:
+            raise ProtocolError("spectator", "spectators cannot act")
+        return self.conn.player_id
+
+    # -- join and resync ---------------------------------------------------
+
+    async def _join(self, message: p.Join) -> None:
+        conn, hub = self.conn, self.hub
+        race = hub.race
+        if conn.role is not None:
+            raise ProtocolError("already_joined", "this connection has joined already")
+        if message.role == "spectator":
+            conn.role = "spectator"
+        elif message.token is not None:
+            player = race.player_by_token(message.token)
+            if player is None:
+                await hub.catch_up()  # the join may have been appended elsewhere just now
+                player = race.player_by_token(message.token)
+            if player is None:
+                raise ProtocolError("bad_token", "no player of this race has that token")
+            conn.role, conn.player_id = "player", player.player_id
+            await hub.kick_others(conn)
+        else:
+            player_id, token = new_player_id(), new_secret()
+            await hub.submit(lambda: race.decide_join(message, now_ms(), player_id, token))
+            conn.role, conn.player_id = "player", player_id
+            hub.attach(conn)
+            conn.send(self._welcome(token))
+            return
+        hub.attach(conn)
+        if message.last_seq is not None and message.last_seq <= race.seq:
+            conn.send(self._welcome(message.token))
+            self._resync(message.last_seq)
+        else:
+            conn.send(self._welcome(message.token))
+
+    def _welcome(self, token: str | None) -> str:
+        race = self.hub.race
+        pid = self.conn.player_id
+        game = game_view(race.players[pid].game) if pid is not None else None
+        return p.Welcome(
+            self.conn.role or "spectator", pid, token, race.snapshot(now_ms()), game
+        ).encode()
+
+    def _resync(self, last_seq: int) -> None:
+        missed = self.hub.missed_since(last_seq)
+        if missed is None:
+            race = self.hub.race
+            pid = self.conn.player_id
+            game = game_view(race.players[pid].game) if pid is not None else None
+            self.conn.send(p.Snapshot(race.snapshot(now_ms()), game).encode())
+            return
+        for text in missed:
+            self.conn.send(text)
+
+    # -- actions -----------------------------------------------------------
+
+    async def _act(self, action: p.Action) -> None:
+        player_id = self._player_id()
+        race = self.hub.race
+        result = await self.hub.submit(lambda: race.decide_action(player_id, action, now_ms()))
+        if isinstance(result, Duplicate):
+            seq, move = result.seq, result.move
+        else:
+            assert result is not None
+            seq = result["seq"]
+            move = result.get("action")
+            if move is not None and "undo" in move:
+                move = race.players[player_id].applied[action.action_id][1]
+        game = game_view(race.players[player_id].game)
+        self.conn.send(p.Ack(action.action_id, seq, move, game).encode())
+
+    def _watch(self, player_id: str | None) -> None:
+        race = self.hub.race
+        conn = self.conn
+        if player_id is None:
+            conn.watching = None
+            return
+        if player_id not in race.players:
+            raise ProtocolError("unknown_player", "no player with that id in this race")
+        me = race.players.get(conn.player_id or "")
+        allowed = (
+            conn.role == "spectator"
+            or race.state(now_ms()) == FINISHED
+            or (me is not None and me.done)
+            or player_id == conn.player_id
+        )
+        if not allowed:
+            raise ProtocolError("spectator", "players see others' boards once they have finished")
+        conn.watching = player_id
+        conn.send(p.BoardUpdate(player_id, game_view(race.players[player_id].game)).encode())
+
+    async def _rematch(self) -> None:
+        race = self.hub.race
+        player_id = self._player_id()
+        race.decide_rematch(player_id, "-", "-")  # refuse early, before creating anything
+        # The new race takes the old host key: the host's client already holds it.
+        created = await self.server.create_race(
+            cells=race.code.cells,
+            practice=race.meta.practice,
+            host_key_hash=race.meta.host_key_hash,
+        )
+        new_id, code = created["race_id"], created["code"]
+        await self.hub.submit(lambda: race.decide_rematch(player_id, new_id, code))
+
+    async def _hint(self) -> None:
+        race = self.hub.race
+        player_id = self._player_id()
+        if not race.meta.practice:
+            raise ProtocolError("no_hints", "hints are only for practice games")
+        record = race.players[player_id].game.record()
+        result, move = await self.server.hint(record)
+        self.conn.send(p.HintResult(result, move).encode())

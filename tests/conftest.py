@@ -1,0 +1,45 @@
+"""Shared fixtures: real redis-server and boulanger server processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from support.servers import RedisProcess, ServerProcess
+
+# Short countdowns, and a message budget a scripted winner cannot exceed.
+FAST_TEST_ENV = {"BOULANGER_COUNTDOWN_MS": "300", "BOULANGER_MESSAGES_PER_SECOND": "1000"}
+
+
+@pytest.fixture(scope="session")
+def redis_proc() -> Iterator[RedisProcess]:
+    """A throwaway redis-server (AOF on) shared by the session's tests."""
+    proc = RedisProcess()
+    proc.start()
+    yield proc
+    proc.cleanup()
+
+
+@pytest.fixture(scope="session")
+def memory_server() -> Iterator[ServerProcess]:
+    server = ServerProcess("memory://", env=FAST_TEST_ENV)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server(redis_proc: RedisProcess) -> Iterator[ServerProcess]:
+    server = ServerProcess(redis_proc.url, env=FAST_TEST_ENV)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def server(request: pytest.FixtureRequest) -> ServerProcess:
+    """The race suite runs on both brokers."""
+    fixture = "memory_server" if request.param == "memory" else "redis_server"
+    proc: ServerProcess = request.getfixturevalue(fixture)
+    return proc

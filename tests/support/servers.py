@@ -1,0 +1,145 @@
+"""Real processes for the tests: throwaway redis-server and boulanger servers."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for(
+    check, timeout: float, what: str, proc: subprocess.Popen[bytes] | None = None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        with contextlib.suppress(Exception):
+            if check():
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"{what} did not come up in {timeout} s")
+
+
+class RedisProcess:
+    """A redis-server on a free loopback port, with AOF on, in a temporary folder."""
+
+    def __init__(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed (make system-deps installs it)")
+        self.binary = binary
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="boulanger-redis-")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        args = [
+            self.binary,
+            "--bind", "127.0.0.1",
+            "--port", str(self.port),
+            "--dir", self.dir,
+            "--appendonly", "yes",
+            "--appendfsync", "always",
+            "--save", "",
+            "--protected-mode", "no",
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _wait_for(self._answers, 10, "redis-server", self.proc)
+
+    def _answers(self) -> bool:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            self.proc.wait(10)
+        self.proc = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ServerProcess:
+    """``boulanger serve`` as a real process on a free port."""
+
+    def __init__(self, broker_url: str = "memory://", env: dict[str, str] | None = None) -> None:
+        self.broker_url = broker_url
+        self.port = free_port()
+        self.env = {**os.environ, **(env or {})}
+        self.proc: subprocess.Popen[bytes] | None = None
+        # Kept open for the process's whole life: no context manager.
+        self.log = tempfile.NamedTemporaryFile(prefix="bk-", suffix=".log", delete=False)  # noqa: SIM115
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_base(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        args = [
+            sys.executable, "-m", "boulanger", "serve",
+            "--host", "127.0.0.1", "--port", str(self.port),
+            "--broker", self.broker_url, "--log-level", "warning",
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(args, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        _wait_for(
+            lambda: httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200,
+            30,
+            "boulanger serve",
+            self.proc,
+        )
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+
+    def output(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")
+
+
+@contextlib.contextmanager
+def running(proc: RedisProcess | ServerProcess) -> Iterator[RedisProcess | ServerProcess]:
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
