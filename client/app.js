@@ -1,0 +1,250 @@
+// The boulanger web client: routes by path, the home page, the daily
+// challenge and practice; the race page lives in race.js.
+
+import { h, clear, clock, toast, api, savedName, saveName, saveRaceCreds } from './dom.js';
+import { RaceView, cellsText } from './race.js';
+
+const main = document.getElementById('main');
+let current = null; // the page object that owns `main` (has destroy())
+
+const ROUTES = [
+  [/^\/$/, () => home()],
+  [/^\/race\/([A-Za-z0-9_-]{1,64})\/?$/, (id) => racePage(id)],
+  [/^\/daily\/?$/, () => daily()],
+  [/^\/practice\/?$/, () => practice()],
+];
+
+export function navigate(path, replace = false) {
+  if (replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  route();
+}
+
+function route() {
+  if (current && current.destroy) current.destroy();
+  current = null;
+  window.scrollTo(0, 0);
+  for (const [pattern, show] of ROUTES) {
+    const match = pattern.exec(location.pathname);
+    if (match) {
+      show(...match.slice(1));
+      return;
+    }
+  }
+  page('Not found', h('div', { class: 'panel' }, h('h1', {}, 'Nothing here'), h('p', {}, h('a', { href: '/', 'data-link': '' }, 'Go to the home page'))));
+}
+
+function page(title, ...content) {
+  document.title = title ? `${title} · Boulanger` : "Boulanger · Baker's Game races";
+  clear(main, ...content);
+}
+
+// Links inside the app change the page without reloading it.
+document.addEventListener('click', (e) => {
+  const a = e.target.closest && e.target.closest('a[href]');
+  if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin || a.target || url.pathname.startsWith('/api/') || url.pathname.startsWith('/static/')) return;
+  e.preventDefault();
+  navigate(url.pathname + url.search);
+});
+window.addEventListener('popstate', route);
+
+// -- home -----------------------------------------------------------------------
+
+function cellsChoice(name, checked = 4) {
+  return h('fieldset', { class: 'cells-choice' },
+    h('legend', {}, 'Free cells'),
+    [4, 2, 1].map((n) => h('label', {},
+      h('input', { type: 'radio', name, value: n, checked: n === checked }),
+      ` ${n} `, h('span', { class: 'small' }, n === 4 ? '(classic)' : n === 2 ? '(hard)' : '(very hard)'))));
+}
+
+function nameField(id) {
+  return h('p', {},
+    h('label', { for: id }, 'Your name '),
+    h('input', { id, maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: 'shown to the other players' }));
+}
+
+function readName(form, id) {
+  const input = form.querySelector(`#${id}`);
+  const name = input.value.trim();
+  if (!name) {
+    input.focus();
+    toast('Enter a name first (1 to 24 characters).', 'error');
+    return null;
+  }
+  saveName(name);
+  return name;
+}
+
+function raceBody(form) {
+  const code = form.querySelector('[name=code]').value.trim();
+  const cells = Number(form.querySelector('[name=cells]:checked').value);
+  return code ? { code } : { cells };
+}
+
+async function createRace(body) {
+  const race = await api('POST', '/api/races', body);
+  saveRaceCreds(race.race_id, { host_key: race.host_key });
+  if (body.code && race.winnable === false) toast('Careful: the solver found no win for this deal.', 'error', 6000);
+  return race;
+}
+
+function home() {
+  const create = h('form', { class: 'panel', 'aria-labelledby': 'new-race' },
+    h('h2', { id: 'new-race' }, 'New race'),
+    h('p', { class: 'small' }, 'Everyone plays their own game of the same deal; most cards on the foundations, then the fastest win, takes it.'),
+    nameField('home-name'),
+    cellsChoice('cells'),
+    h('p', {},
+      h('label', { for: 'home-code' }, 'or a game code '),
+      h('input', { id: 'home-code', name: 'code', placeholder: 'BK1-C4-…', autocomplete: 'off', spellcheck: 'false', size: 16 })),
+    h('p', { class: 'row' },
+      h('button', { type: 'submit', class: 'primary', name: 'create' }, 'Create race'),
+      h('button', { type: 'button', name: 'practice' }, 'Practise alone')));
+  const busy = (on) => { for (const b of create.querySelectorAll('button')) b.disabled = on; };
+  create.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (!readName(create, 'home-name')) return;
+    busy(true);
+    try {
+      const race = await createRace(raceBody(create));
+      navigate(`/race/${race.race_id}`);
+    } catch (error) {
+      toast(`Could not create the race: ${error.message}`, 'error', 6000);
+      busy(false);
+    }
+  });
+  create.querySelector('[name=practice]').addEventListener('click', () => {
+    if (!readName(create, 'home-name')) return;
+    const body = raceBody(create);
+    navigate(`/practice?${new URLSearchParams(body)}`);
+  });
+
+  const joinInput = h('input', { id: 'join-link', placeholder: 'https://…/race/… or the race id', autocomplete: 'off', spellcheck: 'false' });
+  const join = h('form', { class: 'panel' },
+    h('h2', {}, 'Join a race'),
+    h('p', {}, h('label', { for: 'join-link' }, 'Race link '), joinInput, ' ', h('button', { type: 'submit' }, 'Go')));
+  join.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const text = joinInput.value.trim();
+    const match = /(?:\/race\/)?([A-Za-z0-9_-]{1,64})\/?(?:[?#].*)?$/.exec(text);
+    if (!match) {
+      toast('Paste the link you were sent.', 'error');
+      return;
+    }
+    navigate(`/race/${match[1]}`);
+  });
+
+  page(null,
+    h('section', { class: 'intro' },
+      h('h1', {}, "Baker's Game, against your friends"),
+      h('p', {}, 'Build each suit down in its own suit, free the aces, and race the others to 52 cards on the foundations.')),
+    h('div', { class: 'home-grid' },
+      create,
+      join,
+      h('div', { class: 'panel' },
+        h('h2', {}, 'Daily challenge'),
+        h('p', {}, 'One deal a day for everybody, with its own leaderboard.'),
+        h('p', {}, h('a', { href: '/daily', class: 'button primary', 'data-link': '' }, "Play today's deal")))));
+}
+
+// -- race -------------------------------------------------------------------------
+
+function racePage(raceId) {
+  page('Race');
+  const params = new URLSearchParams(location.search);
+  const view = new RaceView(main, raceId, { watch: params.has('watch'), navigate });
+  current = view;
+  view.mount();
+}
+
+// -- practice: a race of one that starts by itself -----------------------------------
+
+async function practice() {
+  page('Practice', h('p', { class: 'loading' }, 'Dealing…'));
+  const params = new URLSearchParams(location.search);
+  const body = { practice: true };
+  if (params.get('code')) body.code = params.get('code');
+  else body.cells = Number(params.get('cells')) || 4;
+  if (!savedName()) saveName('Player');
+  try {
+    const race = await createRace(body);
+    navigate(`/race/${race.race_id}`, true);
+  } catch (error) {
+    page('Practice', h('div', { class: 'panel' },
+      h('h1', {}, 'No practice game'),
+      h('p', {}, `The server could not deal one: ${error.message}`),
+      h('p', {}, h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
+  }
+}
+
+// -- daily challenge -------------------------------------------------------------------
+
+async function daily() {
+  page('Daily challenge', h('p', { class: 'loading' }, 'Loading the daily challenge…'));
+  let today;
+  try {
+    today = await api('GET', '/api/daily');
+  } catch (error) {
+    const missing = error.status === 404 || error.status === 405;
+    page('Daily challenge', h('div', { class: 'panel' },
+      h('h1', {}, 'Daily challenge'),
+      h('p', {}, missing
+        ? 'There is no daily challenge on this server yet. Try a race or a practice game meanwhile.'
+        : `The daily challenge cannot be loaded now: ${error.message}`),
+      h('p', { class: 'row' },
+        h('a', { href: '/practice', class: 'button primary', 'data-link': '' }, 'Practise alone'),
+        h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
+    return;
+  }
+  const board = h('div', { class: 'daily-board' }, h('p', { class: 'small' }, 'Loading the leaderboard…'));
+  const next = h('span', { 'data-next': '' });
+  const play = h('button', { type: 'button', class: 'primary' }, "Play today's deal");
+  play.addEventListener('click', async () => {
+    play.disabled = true;
+    try {
+      if (today.url || today.race_id) {
+        navigate(today.url || `/race/${today.race_id}`);
+        return;
+      }
+      const race = await createRace({ code: today.code, practice: true });
+      navigate(`/race/${race.race_id}`);
+    } catch (error) {
+      toast(`Could not start the daily challenge: ${error.message}`, 'error', 6000);
+      play.disabled = false;
+    }
+  });
+  const timer = setInterval(() => {
+    if (Number.isFinite(today.next_at)) next.textContent = `Next deal in ${clock(today.next_at - Date.now())}.`;
+  }, 1000);
+  current = { destroy: () => clearInterval(timer) };
+  page('Daily challenge', h('div', { class: 'panel daily' },
+    h('h1', {}, `Daily challenge · ${today.date}`),
+    h('p', {}, 'Game code ', h('span', { class: 'code' }, today.code), today.par ? ` · par ${today.par}` : '', ` · ${cellsText(Number((/-C(\d)-/.exec(today.code) || [])[1]) || 4)}`),
+    h('p', {}, play, ' ', next),
+    h('h2', {}, 'Leaderboard'),
+    board));
+  try {
+    const standings = await api('GET', `/api/daily/${encodeURIComponent(today.date)}/leaderboard?limit=50&offset=0`);
+    clear(board, dailyTable(standings));
+  } catch (error) {
+    clear(board, h('p', { class: 'small' }, error.status === 404 ? 'No results yet today.' : `The leaderboard cannot be loaded: ${error.message}`));
+  }
+}
+
+function dailyTable(data) {
+  const rows = Array.isArray(data) ? data : (data && (data.standings || data.entries || data.leaderboard || data.items)) || [];
+  if (!rows.length) return h('p', { class: 'small' }, 'No results yet today: be the first.');
+  return h('table', { class: 'results-table' },
+    h('thead', {}, h('tr', {}, ['#', 'Player', 'Time', 'Cards', 'Score'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, rows.map((row, i) => h('tr', {},
+      h('td', {}, String(row.rank || i + 1 + ((data && data.offset) || 0))),
+      h('td', {}, String(row.name ?? '')),
+      h('td', {}, Number.isFinite(row.time_ms) ? clock(row.time_ms) : '—'),
+      h('td', {}, Number.isFinite(row.foundation_cards) ? `${row.foundation_cards}/52` : '—'),
+      h('td', {}, Number.isFinite(row.score) ? String(row.score) : '—')))));
+}
+
+route();

@@ -1,0 +1,167 @@
+// Small DOM and formatting helpers. User data only ever goes in as text:
+// h() sets strings with textContent (through text nodes), never innerHTML.
+
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') {
+      el.addEventListener(key.slice(2), value);
+    } else if (key === 'class') {
+      el.className = value;
+    } else if (key === 'text') {
+      el.textContent = value;
+    } else if (key === 'style' && typeof value === 'object') {
+      for (const [prop, v] of Object.entries(value)) el.style.setProperty(prop, v);
+    } else if (key in el && typeof value !== 'string') {
+      el[key] = value;
+    } else {
+      el.setAttribute(key, value === true ? '' : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else if (child instanceof Node) el.appendChild(child);
+    else el.appendChild(document.createTextNode(String(child)));
+  }
+}
+
+export function clear(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+// "m:ss" or "h:mm:ss" for a duration in milliseconds.
+export function clock(ms) {
+  const total = Math.max(0, Math.floor(ms / 1000));
+  const hours = Math.floor(total / 3600);
+  const minutes = Math.floor((total % 3600) / 60);
+  const seconds = String(total % 60).padStart(2, '0');
+  return hours ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
+}
+
+export function ordinal(n) {
+  const tens = n % 100;
+  if (tens >= 11 && tens <= 13) return `${n}th`;
+  return n + (['th', 'st', 'nd', 'rd'][n % 10] || 'th');
+}
+
+export async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // Clipboard API refused (no permission, insecure origin): select-and-copy.
+    const area = h('textarea', { readonly: true, class: 'offscreen' }, text);
+    document.body.appendChild(area);
+    area.select();
+    let ok = false;
+    try {
+      ok = document.execCommand('copy');
+    } catch {
+      ok = false;
+    }
+    area.remove();
+    return ok;
+  }
+}
+
+// A "Copy" button that copies what getText() returns and says so.
+export function copyButton(getText, label = 'Copy') {
+  const button = h('button', { type: 'button', class: 'copy' }, label);
+  button.addEventListener('click', async () => {
+    const ok = await copyText(getText());
+    button.textContent = ok ? 'Copied' : 'Select and copy';
+    setTimeout(() => { button.textContent = label; }, 1500);
+  });
+  return button;
+}
+
+let toastTimer = 0;
+
+// A short message at the bottom of the screen (also read by screen readers).
+export function toast(message, kind = 'info', ms = 3500) {
+  const el = document.getElementById('toast');
+  if (!el) return;
+  el.textContent = message;
+  el.dataset.kind = kind;
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { el.hidden = true; }, ms);
+}
+
+// JSON over fetch; throws an Error carrying the server's reason and status.
+export async function api(method, path, body) {
+  const init = { method, headers: { Accept: 'application/json' } };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch {
+    const error = new Error('the server cannot be reached');
+    error.status = 0;
+    throw error;
+  }
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const reason = data && data.error && data.error.reason;
+    const error = new Error(reason || `the server answered ${response.status}`);
+    error.status = response.status;
+    error.code = data && data.error && data.error.code;
+    throw error;
+  }
+  return data;
+}
+
+// Saved state: the display name and, per race, the host key and token.
+const NAME_KEY = 'boulanger.name';
+
+export function savedName() {
+  try {
+    return localStorage.getItem(NAME_KEY) || '';
+  } catch {
+    return '';
+  }
+}
+
+export function saveName(name) {
+  try {
+    localStorage.setItem(NAME_KEY, name);
+  } catch {
+    // Private mode: the name is simply not remembered.
+  }
+}
+
+export function raceCreds(raceId) {
+  try {
+    return JSON.parse(localStorage.getItem(`boulanger.race.${raceId}`)) || {};
+  } catch {
+    return {};
+  }
+}
+
+export function saveRaceCreds(raceId, changes) {
+  const creds = { ...raceCreds(raceId), ...changes };
+  for (const key of Object.keys(creds)) if (creds[key] === null) delete creds[key];
+  try {
+    localStorage.setItem(`boulanger.race.${raceId}`, JSON.stringify(creds));
+  } catch {
+    // Without storage a reload joins as a new player; the live page still works.
+  }
+  return creds;
+}

@@ -1,0 +1,779 @@
+// The race page: join (or watch), lobby, countdown, play, standings and
+// results, driven by the race WebSocket. Moves show at once and are rolled
+// back when the server rejects them; the `game` of every `ack` is the truth.
+
+import { h, clear, clock, ordinal, copyButton, toast, api, savedName, saveName, raceCreds, saveRaceCreds } from './dom.js';
+import { RaceConnection } from './net.js';
+import { BoardView } from './board.js';
+import * as R from './rules.js';
+
+const STATUS_TEXT = {
+  playing: 'playing',
+  won: 'won',
+  stuck: 'stuck: no legal move',
+  dead_end: 'dead end',
+  resigned: 'resigned',
+};
+const CONN_TEXT = {
+  connecting: 'Connecting…',
+  connected: 'Connected',
+  reconnecting: 'Reconnecting…',
+  offline: 'Offline',
+  closed: 'Disconnected',
+};
+const JOIN_ERRORS = new Set(['bad_name', 'name_taken', 'bad_token', 'race_full', 'already_started', 'not_host']);
+const HISTORY_LIMIT = 100;
+
+export function setConnectionIndicator(state) {
+  const el = document.getElementById('conn');
+  if (!el) return;
+  el.hidden = !state;
+  if (!state) return;
+  el.dataset.state = state === 'connecting' ? 'reconnecting' : state;
+  el.textContent = CONN_TEXT[state] || state;
+}
+
+export class RaceView {
+  constructor(root, raceId, { watch = false, navigate }) {
+    this.root = root;
+    this.raceId = raceId;
+    this.watchOnly = watch;
+    this.navigate = navigate;
+    this.creds = raceCreds(raceId);
+    this.race = null; // the race snapshot, kept current from events
+    this.players = new Map(); // player_id -> standing
+    this.role = null; // 'player' | 'spectator'
+    this.me = null; // my player_id
+    this.confirmed = null; // my game as the server last said
+    this.predictions = []; // my actions not yet answered: {id, kind, move}
+    this.history = []; // moves I may undo: {src, dst, count, card, points}
+    this.watching = null; // player_id whose board I follow
+    this.watchedGame = null;
+    this.skew = 0; // server clock minus ours
+    this.raceOverReason = null;
+    this.autoStarted = false;
+    this.startSent = false;
+    this.rematchSent = false;
+    this.hint = null;
+    this.conn = null;
+    this.boardView = new BoardView({
+      move: (src, dst, count) => this.sendMove(src, dst, count),
+      tap: (card) => this.sendTap('tap', card),
+      doubleTap: (card) => this.sendTap('double_tap', card),
+      undo: () => this.sendUndo(),
+      hint: () => this.askHint(),
+      illegal: (reason) => this.showReason(reason),
+    });
+    this.onKey = (e) => this.key(e);
+    document.addEventListener('keydown', this.onKey);
+    this.ticker = setInterval(() => this.tick(), 250);
+    // For tests and the curious: the live page state.
+    window.boulanger = this;
+  }
+
+  destroy() {
+    clearInterval(this.ticker);
+    document.removeEventListener('keydown', this.onKey);
+    this.boardView.destroy();
+    if (this.conn) this.conn.destroy();
+    setConnectionIndicator(null);
+    if (window.boulanger === this) window.boulanger = null;
+  }
+
+  // -- joining --------------------------------------------------------------
+
+  async mount() {
+    clear(this.root, h('p', { class: 'loading' }, 'Loading the race…'));
+    let info = null;
+    try {
+      info = await api('GET', `/api/races/${encodeURIComponent(this.raceId)}`);
+    } catch (error) {
+      if (error.status === 404) {
+        this.fatal('There is no race at this address.', 'It may have been mistyped, or it is over and gone.');
+        return;
+      }
+    }
+    if (info) this.adoptRace(info);
+    if (this.watchOnly) this.connect({ role: 'spectator' });
+    else if (this.creds.token) this.connect({ role: 'player', token: this.creds.token });
+    else if (this.creds.host_key && savedName()) this.connect({ role: 'player', name: savedName(), host_key: this.creds.host_key });
+    else this.showJoinForm(info);
+  }
+
+  showJoinForm(info, problem) {
+    const started = info && info.state && info.state !== 'lobby';
+    const name = h('input', { id: 'join-name', name: 'name', maxlength: 24, autocomplete: 'nickname', required: true, value: savedName() });
+    const form = h('form', { class: 'panel join' },
+      h('h1', {}, 'Join the race'),
+      info ? h('p', {}, `Game code ${info.code} · ${cellsText(info.cells)} · ${(info.players || []).length} of 8 players`) : null,
+      problem ? h('p', { class: 'problem', role: 'alert' }, problem) : null,
+      started
+        ? h('p', {}, 'This race has started: new players cannot join it, but you can watch.')
+        : h('p', {}, h('label', { for: 'join-name' }, 'Your name '), name, ' ', h('button', { type: 'submit', class: 'primary' }, 'Join')),
+      h('p', {}, h('button', { type: 'button', class: started ? 'primary' : '', onclick: () => this.startWatching() }, 'Watch instead')));
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const value = name.value.trim();
+      if (!value) {
+        name.focus();
+        return;
+      }
+      saveName(value);
+      this.connect({ role: 'player', name: value, host_key: this.creds.host_key || null });
+    });
+    clear(this.root, form);
+    if (!started) name.focus();
+  }
+
+  startWatching() {
+    history.replaceState(null, '', `/race/${encodeURIComponent(this.raceId)}?watch=1`);
+    this.watchOnly = true;
+    this.connect({ role: 'spectator' });
+  }
+
+  connect(fields) {
+    if (this.conn) this.conn.destroy();
+    this.conn = new RaceConnection(this.raceId, {
+      message: (msg) => this.handle(msg),
+      state: (state, detail) => this.connectionState(state, detail),
+    });
+    window.boulangerSocket = this.conn;
+    if (!this.race) clear(this.root, h('p', { class: 'loading' }, 'Connecting…'));
+    this.conn.start({ type: 'join', role: 'player', name: null, host_key: null, token: null, ...fields });
+  }
+
+  connectionState(state, detail) {
+    setConnectionIndicator(state);
+    if (detail === 'no_race') this.fatal('There is no race at this address.', 'The server does not know it (any more).');
+    if (detail === 'replaced') {
+      this.notice('This race is open in another tab or window.', 'Play here', () => this.conn.start(this.conn.joinMessage));
+    }
+  }
+
+  fatal(title, text) {
+    if (this.conn) this.conn.stop();
+    setConnectionIndicator(null);
+    clear(this.root, h('div', { class: 'panel' }, h('h1', {}, title), h('p', {}, text), h('p', {}, h('a', { href: '/', class: 'button primary' }, 'Home'))));
+  }
+
+  notice(text, action, run) {
+    const box = this.root.querySelector('.notice');
+    const el = h('div', { class: 'notice', role: 'alert' }, text, ' ', h('button', { type: 'button', onclick: () => { el.remove(); run(); } }, action));
+    if (box) box.replaceWith(el);
+    else this.root.prepend(el);
+  }
+
+  // -- server messages ------------------------------------------------------
+
+  handle(msg) {
+    switch (msg.type) {
+      case 'welcome': return this.onWelcome(msg);
+      case 'snapshot': return this.onSnapshot(msg);
+      case 'player_joined':
+        this.setPlayer(msg.player);
+        this.race.state = msg.race_state || this.race.state;
+        return this.render();
+      case 'race_starting':
+        Object.assign(this.race, { state: msg.race_state || 'countdown', start_at: msg.start_at, ends_at: msg.ends_at });
+        this.clock(msg.now);
+        return this.render();
+      case 'progress':
+        this.setPlayer(msg.player);
+        if (msg.leaderboard) this.race.leaderboard = msg.leaderboard;
+        if (msg.race_state) this.race.state = msg.race_state;
+        return this.render();
+      case 'race_over':
+        this.race.state = 'finished';
+        this.raceOverReason = msg.reason;
+        for (const standing of msg.standings || []) this.setPlayer(standing);
+        this.race.leaderboard = (msg.standings || []).map((s) => s.player_id);
+        return this.render();
+      case 'rematch':
+        this.race.rematch = { race_id: msg.race_id, code: msg.code, url: msg.url };
+        return this.render();
+      case 'ack': return this.onAck(msg);
+      case 'reject': return this.onReject(msg);
+      case 'board':
+        if (msg.player_id === this.watching) {
+          this.watchedGame = msg.game;
+          this.render();
+        }
+        return undefined;
+      case 'hint_result': return this.onHint(msg);
+      case 'error': return this.onError(msg);
+      default: return undefined;
+    }
+  }
+
+  onWelcome(msg) {
+    this.role = msg.role;
+    this.adoptRace(msg.race);
+    if (msg.role === 'player') {
+      this.me = msg.player_id;
+      if (msg.token) {
+        this.creds = saveRaceCreds(this.raceId, { token: msg.token, player_id: msg.player_id });
+        this.conn.rejoinAs({ role: 'player', token: msg.token });
+      }
+      this.setGame(msg.game);
+    } else {
+      this.conn.rejoinAs({ role: 'spectator' });
+      if (this.watching) this.conn.send({ type: 'watch', player_id: this.watching });
+    }
+    this.render();
+    this.maybeAutoStart();
+  }
+
+  onSnapshot(msg) {
+    this.adoptRace(msg.race);
+    if (msg.game) this.setGame(msg.game);
+    this.render();
+  }
+
+  adoptRace(race) {
+    this.race = { ...race };
+    this.players = new Map((race.players || []).map((p) => [p.player_id, p]));
+    if (Number.isFinite(race.now)) this.clock(race.now);
+  }
+
+  // A game from a welcome or snapshot: what we know of our moves may be stale.
+  setGame(game) {
+    if (!game) return;
+    if (!this.confirmed || this.confirmed.actions !== game.actions) this.history = [];
+    this.confirmed = game;
+  }
+
+  setPlayer(standing) {
+    if (!standing) return;
+    this.players.set(standing.player_id, { ...this.players.get(standing.player_id), ...standing });
+  }
+
+  clock(serverNow) {
+    if (Number.isFinite(serverNow)) this.skew = serverNow - Date.now();
+  }
+
+  serverNow() {
+    return Date.now() + this.skew;
+  }
+
+  maybeAutoStart() {
+    const race = this.race;
+    if (race.practice && race.state === 'lobby' && this.isHost() && !this.autoStarted) {
+      this.autoStarted = true;
+      this.conn.send({ type: 'start' });
+    }
+  }
+
+  isHost() {
+    return this.role === 'player' && this.me !== null && this.race && this.race.host_id === this.me;
+  }
+
+  onAck(msg) {
+    const at = this.predictions.findIndex((p) => p.id === msg.action_id);
+    const prediction = at >= 0 ? this.predictions.splice(at, 1)[0] : null;
+    const before = this.confirmed && this.confirmed.board;
+    const kind = prediction ? prediction.kind : null;
+    if (msg.move && kind === 'undo') {
+      this.history.pop();
+    } else if (msg.move && kind !== 'resign' && before) {
+      const move = msg.move;
+      const same = prediction && prediction.move && prediction.move.src === move.src
+        && prediction.move.dst === move.dst && prediction.move.count === move.count;
+      const card = same && prediction.card ? prediction.card : cardAt(before, move.src, move.count);
+      if (card) this.history.push({ ...move, card, points: R.movePoints(move.src, move.dst) });
+      if (this.history.length > HISTORY_LIMIT) this.history.shift();
+    }
+    if (msg.game) this.confirmed = msg.game;
+    if (msg.move && (kind === 'tap' || kind === 'double_tap')) this.announce(msg.move, 'moved');
+    this.hint = null;
+    this.render();
+  }
+
+  onReject(msg) {
+    this.predictions = this.predictions.filter((p) => p.id !== msg.action_id);
+    this.showReason(msg.reason || rejectText(msg.code), msg.code);
+    this.render();
+  }
+
+  onError(msg) {
+    if (!this.conn.joined && JOIN_ERRORS.has(msg.code)) {
+      this.conn.stop();
+      if (msg.code === 'bad_token') {
+        this.creds = saveRaceCreds(this.raceId, { token: null, player_id: null });
+        this.showJoinForm(this.race, 'This browser is no longer a player of the race: join again.');
+      } else if (msg.code === 'already_started' || msg.code === 'race_full') {
+        const info = { ...(this.race || {}), state: msg.code === 'race_full' ? 'full' : 'running' };
+        this.showJoinForm(info, msg.reason || rejectText(msg.code));
+      } else {
+        this.showJoinForm(this.race, msg.reason || rejectText(msg.code));
+      }
+      return;
+    }
+    if (msg.code === 'unknown_player' && this.watching) {
+      this.watching = null;
+      this.watchedGame = null;
+      this.render();
+    }
+    toast(msg.reason || rejectText(msg.code), 'error');
+  }
+
+  onHint(msg) {
+    if (msg.result === 'won' && msg.move) {
+      this.hint = msg.move;
+      const m = msg.move;
+      toast(`Hint: ${m.count > 1 ? `${m.count} cards` : 'a card'} from ${R.placeLabel(m.src)} to ${R.placeLabel(m.dst)}`);
+    } else if (msg.result === 'unsolvable') {
+      toast('No win from here: undo some moves.', 'error');
+    } else {
+      toast('No hint: the solver ran out of time.');
+    }
+    this.render();
+  }
+
+  // -- my actions -------------------------------------------------------------
+
+  canPlay() {
+    if (this.role !== 'player' || !this.confirmed || !this.race) return false;
+    if (!this.running()) return false;
+    const me = this.players.get(this.me);
+    return !(me && (me.status === 'won' || me.status === 'resigned'));
+  }
+
+  running() {
+    const race = this.race;
+    if (!race) return false;
+    if (race.state === 'running') return true;
+    return race.state === 'countdown' && Number.isFinite(race.start_at) && this.serverNow() >= race.start_at;
+  }
+
+  act(kind, fields, move = null) {
+    const id = this.conn.act({ type: kind, ...fields });
+    this.predictions.push({ id, kind, move, card: null });
+    this.hint = null;
+    this.render();
+    return id;
+  }
+
+  sendMove(src, dst, count) {
+    if (!this.canPlay()) return;
+    const move = { src, dst, count };
+    this.act('move', move, move);
+    this.announce(move, 'moving');
+  }
+
+  sendTap(kind, card) {
+    if (!this.canPlay()) return;
+    const board = this.view().board;
+    const move = kind === 'tap' ? R.tapMove(board, card) : R.doubleTapMove(board, card);
+    if (!move) {
+      if (kind === 'double_tap') this.showReason(`${card} has no destination`);
+      return;
+    }
+    this.act(kind, { card }, move);
+  }
+
+  sendUndo() {
+    if (!this.canPlay()) return;
+    const view = this.view();
+    if (!view.can_undo) {
+      this.showReason('nothing to undo');
+      return;
+    }
+    this.act('undo', {});
+  }
+
+  resign() {
+    if (this.role !== 'player' || !this.running()) return;
+    this.act('resign', {});
+  }
+
+  askHint() {
+    if (this.race && this.race.practice && this.canPlay()) this.conn.send({ type: 'hint' });
+  }
+
+  start() {
+    if (this.startSent) return;
+    this.startSent = this.conn.send({ type: 'start' });
+    this.render();
+  }
+
+  rematch() {
+    if (this.rematchSent) return;
+    this.rematchSent = this.conn.send({ type: 'rematch' });
+    this.render();
+  }
+
+  watch(playerId) {
+    this.watching = playerId;
+    this.watchedGame = null;
+    this.conn.send({ type: 'watch', player_id: playerId });
+    this.render();
+  }
+
+  // My game as shown: the confirmed game plus the actions still in flight.
+  view() {
+    const game = this.confirmed;
+    let board = game.board;
+    let score = game.score;
+    let canUndo = game.can_undo;
+    const stack = this.history.slice();
+    let status = game.status;
+    for (const p of this.predictions) {
+      if (p.kind === 'resign') {
+        status = 'resigned';
+      } else if (p.kind === 'undo') {
+        const last = stack.pop();
+        if (!last || !undoable(board, last)) break; // not sure what undo takes back: wait for the ack
+        board = R.unapplyMove(board, last, last.card);
+        score = Math.max(0, score - last.points);
+        canUndo = Math.max(0, canUndo - 1);
+        status = 'playing';
+      } else if (p.move && R.isLegal(board, p.move.src, p.move.dst, p.move.count)) {
+        const { src, dst, count } = p.move;
+        p.card = R.movingCards(board, src, count)[0];
+        board = R.applyMove(board, src, dst, count);
+        const points = R.movePoints(src, dst);
+        score += points;
+        canUndo = Math.min(HISTORY_LIMIT, canUndo + 1);
+        stack.push({ src, dst, count, card: p.card, points });
+        status = 'playing';
+      }
+    }
+    return {
+      board,
+      score,
+      can_undo: canUndo,
+      status,
+      foundation_cards: R.foundationCards(board),
+      actions: game.actions + this.predictions.length,
+    };
+  }
+
+  showReason(reason, code) {
+    const text = reason ? reason.charAt(0).toUpperCase() + reason.slice(1) : 'Not allowed';
+    toast(text, 'error');
+    if (code === 'race_over' || code === 'finished') this.render();
+  }
+
+  announce(move, verb) {
+    const live = document.getElementById('live');
+    if (live) live.textContent = `${verb} ${move.count > 1 ? `${move.count} cards` : 'card'} from ${R.placeLabel(move.src)} to ${R.placeLabel(move.dst)}`;
+  }
+
+  key(e) {
+    const target = e.target;
+    if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.isContentEditable)) return;
+    if (this.boardView.key(e)) e.preventDefault();
+  }
+
+  // -- drawing ------------------------------------------------------------------
+
+  phase() {
+    const state = this.race && this.race.state;
+    if (state === 'finished') return 'finished';
+    if (this.running()) return 'running';
+    if (state === 'countdown') return 'countdown';
+    return 'lobby';
+  }
+
+  render() {
+    if (!this.race || !this.role) return;
+    let page = this.root.querySelector('.race-page');
+    if (!page) {
+      page = h('div', { class: 'race-page' },
+        h('div', { class: 'race-head' }),
+        h('div', { class: 'race-main' },
+          h('section', { class: 'play', 'aria-label': 'Game' },
+            h('div', { class: 'stats' }), h('div', { class: 'banner-area' }), h('div', { class: 'panel-area' }), h('div', { class: 'board-area' })),
+          h('aside', { class: 'standings', 'aria-label': 'Players' })));
+      clear(this.root, page);
+      page.querySelector('.board-area').appendChild(this.boardView.el);
+    }
+    const phase = this.phase();
+    page.dataset.phase = phase;
+    page.dataset.role = this.role;
+    this.renderHead(page.querySelector('.race-head'), phase);
+    this.renderStats(page.querySelector('.stats'), phase);
+    this.renderBanner(page.querySelector('.banner-area'), phase);
+    this.renderPanel(page.querySelector('.panel-area'), phase);
+    this.renderBoard(page.querySelector('.board-area'), phase);
+    this.renderStandings(page.querySelector('.standings'), phase);
+  }
+
+  renderHead(el, phase) {
+    const race = this.race;
+    const phaseText = { lobby: 'waiting for players', countdown: 'starting', running: 'running', finished: 'over' }[phase];
+    clear(el,
+      h('h1', {}, race.practice ? 'Practice' : 'Race'),
+      h('span', { class: 'code', title: 'game code' }, race.code),
+      h('span', { class: 'meta' }, `${cellsText(race.cells)} · ${phaseText}`),
+      race.par ? h('span', { class: 'meta' }, `par ${race.par}`) : null,
+      h('span', { class: 'meta ends', 'data-ends': '' }),
+      this.role === 'spectator' ? h('span', { class: 'badge' }, 'spectator') : null);
+  }
+
+  renderStats(el, phase) {
+    if (this.role !== 'player' || !this.confirmed || phase === 'lobby') {
+      clear(el);
+      el.hidden = true;
+      return;
+    }
+    el.hidden = false;
+    const view = this.view();
+    const me = this.players.get(this.me);
+    const playing = this.canPlay();
+    clear(el,
+      stat('Score', view.score, 'score'),
+      stat('Time', this.myTime(), 'time'),
+      stat('Foundations', `${view.foundation_cards}/52`, 'foundations'),
+      stat('Moves', view.actions, 'actions'),
+      h('span', { class: 'actions' },
+        h('button', { type: 'button', class: 'undo', disabled: !playing || !view.can_undo, onclick: () => this.sendUndo(), title: 'Undo (u)' }, '↶ Undo'),
+        this.race.practice ? h('button', { type: 'button', class: 'hint', disabled: !playing, onclick: () => this.askHint(), title: 'Hint (h)' }, 'Hint') : null,
+        playing ? resignButton(() => this.resign()) : null),
+      me && me.rank ? h('span', { class: 'rank' }, `${ordinal(me.rank)} place`) : null);
+  }
+
+  myTime() {
+    const me = this.players.get(this.me);
+    if (me && Number.isFinite(me.time_ms)) return clock(me.time_ms);
+    if (me && (me.status === 'resigned' || this.race.state === 'finished')) return clock(me.elapsed_ms || 0);
+    if (!this.running()) return clock(0);
+    return clock(this.serverNow() - this.race.start_at);
+  }
+
+  renderBanner(el, phase) {
+    clear(el);
+    if (this.role !== 'player' || !this.confirmed || phase === 'lobby' || phase === 'countdown') return;
+    const view = this.view();
+    const me = this.players.get(this.me);
+    let status = this.predictions.length ? view.status : this.confirmed.status;
+    if (me && me.status === 'resigned') status = 'resigned';
+    const buttons = [];
+    let text = null;
+    if (status === 'won') {
+      text = me && me.time_ms ? `You won in ${clock(me.time_ms)}${me.rank ? ` — ${ordinal(me.rank)} place` : ''}!` : 'You won!';
+    } else if (status === 'resigned') {
+      text = 'You resigned. Your cards on foundations count for the leaderboard.';
+    } else if (status === 'stuck' || status === 'dead_end') {
+      text = status === 'stuck'
+        ? 'No legal move is left. Undo some moves, or resign.'
+        : 'Only moves that change nothing are left. Undo some moves, or resign.';
+      if (phase === 'running') {
+        buttons.push(h('button', { type: 'button', disabled: !view.can_undo, onclick: () => this.sendUndo() }, '↶ Undo'));
+        buttons.push(resignButton(() => this.resign()));
+      }
+    }
+    if (text) el.appendChild(h('div', { class: `banner status-${status}`, role: 'status' }, text, ' ', buttons));
+  }
+
+  renderPanel(el, phase) {
+    clear(el);
+    if (phase === 'lobby') el.appendChild(this.lobbyPanel());
+    else if (phase === 'countdown') el.appendChild(h('div', { class: 'panel countdown', role: 'timer' }, h('p', {}, 'The race starts in'), h('p', { class: 'big', 'data-countdown': '' }, this.countdownText())));
+    else if (phase === 'finished') el.appendChild(this.resultsPanel());
+    if (this.race.rematch && phase === 'finished') {
+      const url = this.race.rematch.url || `/race/${this.race.rematch.race_id}`;
+      el.prepend(h('div', { class: 'notice rematch', role: 'alert' },
+        `A rematch is open on ${this.race.rematch.code}. `,
+        h('a', { href: url, class: 'button primary', 'data-link': '' }, 'Go to the rematch')));
+    }
+  }
+
+  lobbyPanel() {
+    const link = `${location.origin}/race/${this.raceId}`;
+    const watchLink = `${link}?watch=1`;
+    const count = this.players.size;
+    const panel = h('div', { class: 'panel lobby' },
+      h('h2', {}, this.race.practice ? 'Practice game' : 'Waiting for players'),
+      this.race.practice ? null : h('div', { class: 'share' },
+        h('label', { for: 'share-link' }, 'Send this link to the players'),
+        h('div', { class: 'row' }, h('input', { id: 'share-link', readonly: true, value: link, onfocus: (e) => e.target.select() }), copyButton(() => link, 'Copy link')),
+        h('p', { class: 'small' }, 'Spectators: ', h('a', { href: watchLink }, 'watch link'), ' ', copyButton(() => watchLink, 'Copy'))),
+      h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`));
+    if (this.isHost()) {
+      panel.appendChild(h('p', {}, h('button', { type: 'button', class: 'primary start', disabled: this.startSent, onclick: () => this.start() }, this.startSent ? 'Starting…' : 'Start the race')));
+    } else if (this.role === 'player') {
+      panel.appendChild(h('p', {}, 'The host starts the race when everyone is here.'));
+    }
+    return panel;
+  }
+
+  countdownText() {
+    const left = (this.race.start_at || 0) - this.serverNow();
+    return left > 0 ? String(Math.ceil(left / 1000)) : 'Go!';
+  }
+
+  resultsPanel() {
+    const order = this.ordered();
+    const mine = this.players.get(this.me);
+    const shareText = this.shareText(mine, order.length);
+    const reason = this.raceOverReason === 'time_limit' ? 'The time limit is over.' : 'Every player has finished.';
+    return h('div', { class: 'panel results' },
+      h('h2', {}, 'Results'),
+      h('p', {}, reason),
+      h('table', { class: 'results-table' },
+        h('thead', {}, h('tr', {}, ['#', 'Player', 'Time', 'Cards', 'Score', 'Moves', 'Result'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, order.map((p, i) => h('tr', { class: p.player_id === this.me ? 'me' : '' },
+          h('td', {}, p.rank ? String(p.rank) : String(i + 1)),
+          h('td', {}, p.name, p.player_id === this.me ? ' (you)' : ''),
+          h('td', {}, Number.isFinite(p.time_ms) ? clock(p.time_ms) : '—'),
+          h('td', {}, `${p.foundation_cards}/52`),
+          h('td', {}, String(p.score)),
+          h('td', {}, String(p.actions)),
+          h('td', {}, STATUS_TEXT[p.status] || p.status))))),
+      h('div', { class: 'share' },
+        h('label', { for: 'share-text' }, 'Share'),
+        h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 2 }, shareText), copyButton(() => shareText, 'Copy'))),
+      h('p', { class: 'row' },
+        this.isHost() && !this.race.rematch
+          ? h('button', { type: 'button', class: 'primary rematch-button', disabled: this.rematchSent, onclick: () => this.rematch() }, this.rematchSent ? 'Opening…' : 'Rematch')
+          : null,
+        h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home')));
+  }
+
+  shareText(mine, total) {
+    const url = `${location.origin}/race/${this.raceId}`;
+    const code = this.race.code;
+    if (!mine) return `Baker's Game race on ${code}: ${url}`;
+    const result = mine.status === 'won'
+      ? `won${mine.rank ? ` (${ordinal(mine.rank)} of ${total})` : ''} in ${clock(mine.time_ms || 0)}`
+      : `got ${mine.foundation_cards}/52 cards to the foundations`;
+    return `Baker's Game ${code}: I ${result}, score ${mine.score}. ${url}`;
+  }
+
+  renderBoard(el, phase) {
+    if (this.role === 'spectator' || (phase === 'finished' && this.watching && this.watching !== this.me)) {
+      el.hidden = false;
+      const watched = this.watching && this.players.get(this.watching);
+      let caption = el.querySelector('.watch-caption');
+      if (!caption) {
+        caption = h('p', { class: 'watch-caption' });
+        el.prepend(caption);
+      }
+      clear(caption, watched
+        ? `Watching ${watched.name}${this.watchedGame ? '' : ' (loading)'}`
+        : 'Choose a player to watch in the list.');
+      if (watched && this.role === 'player') caption.append(' ', h('button', { type: 'button', onclick: () => { this.watch(null); } }, 'Back to my board'));
+      this.boardView.el.hidden = !this.watchedGame;
+      if (this.watchedGame) this.boardView.update(this.watchedGame.board, { interactive: false, highlight: null });
+      return;
+    }
+    el.querySelector('.watch-caption')?.remove();
+    const visible = this.role === 'player' && this.confirmed && (phase === 'running' || phase === 'finished');
+    el.hidden = !visible;
+    this.boardView.el.hidden = !visible;
+    if (visible) this.boardView.update(this.view().board, { interactive: this.canPlay(), highlight: this.hint });
+  }
+
+  ordered() {
+    const order = (this.race.leaderboard || []).filter((id) => this.players.has(id));
+    for (const id of this.players.keys()) if (!order.includes(id)) order.push(id);
+    return order.map((id) => this.players.get(id));
+  }
+
+  renderStandings(el, phase) {
+    const canWatch = this.role === 'spectator' || phase === 'finished';
+    const list = h('ol', { class: 'players' }, this.ordered().map((p) => {
+      const pct = Math.round((p.foundation_cards / 52) * 100);
+      const status = p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;
+      return h('li', { class: `player status-${p.status}${p.player_id === this.me ? ' me' : ''}${p.player_id === this.watching ? ' watched' : ''}`, 'data-player': p.player_id },
+        h('div', { class: 'line' },
+          h('span', { class: 'name' }, p.name),
+          p.host ? h('span', { class: 'tag' }, 'host') : null,
+          p.player_id === this.me ? h('span', { class: 'tag' }, 'you') : null,
+          h('span', { class: 'state' }, status)),
+        phase === 'lobby' ? null : h('div', { class: 'line' },
+          h('span', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 52, 'aria-valuenow': p.foundation_cards, 'aria-label': `${p.name}: cards on foundations` },
+            h('span', { class: 'fill', style: { width: `${pct}%` } })),
+          h('span', { class: 'cards' }, `${p.foundation_cards}/52`),
+          h('span', { class: 'score' }, `${p.score} pts`)),
+        canWatch && p.player_id !== this.me
+          ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === this.watching), onclick: () => this.watch(p.player_id) }, p.player_id === this.watching ? 'Watching' : 'Watch')
+          : null);
+    }));
+    clear(el, h('h2', {}, phase === 'finished' ? 'Leaderboard' : 'Players'), list);
+  }
+
+  tick() {
+    if (!this.race || !this.role) return;
+    const page = this.root.querySelector('.race-page');
+    if (!page) return;
+    const phase = this.phase();
+    if (page.dataset.phase !== phase) {
+      this.render();
+      return;
+    }
+    const time = page.querySelector('[data-stat="time"] .value');
+    if (time) time.textContent = this.myTime();
+    const countdown = page.querySelector('[data-countdown]');
+    if (countdown) countdown.textContent = this.countdownText();
+    const ends = page.querySelector('[data-ends]');
+    if (ends) {
+      const left = (this.race.ends_at || 0) - this.serverNow();
+      ends.textContent = phase === 'running' && this.race.ends_at && left < 10 * 60000 ? `ends in ${clock(left)}` : '';
+    }
+  }
+}
+
+function stat(label, value, key) {
+  return h('span', { class: 'stat', 'data-stat': key }, h('span', { class: 'label' }, label), ' ', h('span', { class: 'value' }, String(value)));
+}
+
+function resignButton(run) {
+  const button = h('button', { type: 'button', class: 'resign' }, 'Resign');
+  let armed = 0;
+  button.addEventListener('click', () => {
+    if (armed) {
+      clearTimeout(armed);
+      run();
+      return;
+    }
+    button.textContent = 'Really resign?';
+    button.classList.add('armed');
+    armed = setTimeout(() => {
+      armed = 0;
+      button.textContent = 'Resign';
+      button.classList.remove('armed');
+    }, 3000);
+  });
+  return button;
+}
+
+export function cellsText(cells) {
+  return cells === 1 ? '1 cell' : `${cells} cells`;
+}
+
+// The lowest card a move carries, read from the board before it.
+function cardAt(board, src, count) {
+  const place = R.parsePlace(src);
+  if (!place || place.kind === 'foundation') return null;
+  if (place.kind === 'cell') return board.cells[place.index];
+  const col = board.columns[place.index];
+  return col.length >= count ? col[col.length - count] : null;
+}
+
+// Whether an undo of `move` fits the board (else our history is stale).
+function undoable(board, move) {
+  if (move.dst === 'foundation') return (board.foundations[R.suitOf(move.card)] || 0) === R.rankOf(move.card);
+  const to = R.parsePlace(move.dst);
+  if (to.kind === 'cell') return board.cells[to.index] === move.card;
+  const col = board.columns[to.index];
+  return col.length >= move.count && col[col.length - move.count] === move.card;
+}
+
+function rejectText(code) {
+  return {
+    not_started: 'the race has not started yet',
+    race_over: 'the race is over',
+    finished: 'you have already finished',
+    spectator: 'spectators cannot play',
+    nothing_to_undo: 'nothing to undo',
+    no_destination: 'that card has nowhere to go',
+    try_again: 'the server is busy: trying again',
+    name_taken: 'another player has that name',
+    bad_name: 'a name has 1 to 24 characters',
+    race_full: 'the race is full (8 players)',
+    already_started: 'the race has started',
+    not_host: 'only the host can do that',
+  }[code] || code || 'refused';
+}
