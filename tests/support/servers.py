@@ -97,8 +97,9 @@ class ServerProcess:
         self.port = free_port()
         self.env = {**os.environ, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
-        # Kept open for the process's whole life: no context manager.
-        self.log = tempfile.NamedTemporaryFile(prefix="bk-", suffix=".log", delete=False)  # noqa: SIM115
+        handle, path = tempfile.mkstemp(prefix="boulanger-server-", suffix=".log")
+        os.close(handle)
+        self.log_path = Path(path)
 
     @property
     def base(self) -> str:
@@ -114,7 +115,8 @@ class ServerProcess:
             "--host", "127.0.0.1", "--port", str(self.port),
             "--broker", self.broker_url, "--log-level", "warning",
         ]  # fmt: skip
-        self.proc = subprocess.Popen(args, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(args, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         _wait_for(
             lambda: httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200,
             30,
@@ -133,7 +135,7 @@ class ServerProcess:
         self.proc = None
 
     def output(self) -> str:
-        return Path(self.log.name).read_text(errors="replace")
+        return self.log_path.read_text(errors="replace")
 
 
 @contextlib.contextmanager

@@ -1,0 +1,171 @@
+"""Malformed frames, floods, oversized frames and impostors get typed answers or close codes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+from support.racer import Racer, create_race
+from support.servers import ServerProcess
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+CODE = "BK1-C4-AAAAAAB"
+
+
+async def _racer(server: ServerProcess, race_id: str) -> Racer:
+    return await Racer(server.ws_base, race_id).connect()
+
+
+async def test_unknown_race_is_closed_with_4404(server: ServerProcess) -> None:
+    try:
+        async with connect(f"{server.ws_base}/ws/races/no-such-race") as ws:
+            with pytest.raises(ConnectionClosed) as closed:
+                await ws.recv()
+            assert closed.value.rcvd.code == 4404
+    except InvalidStatus as refused:  # a server may refuse the handshake instead
+        assert refused.response.status_code == 403
+
+
+async def test_malformed_messages_get_typed_errors_and_the_connection_survives(
+    server: ServerProcess,
+) -> None:
+    created = await create_race(server.base, code=CODE)
+    racer = await _racer(server, created["race_id"])
+    await racer.send(type="start")
+    assert (await racer.expect("error"))["code"] == "not_joined"
+    for frame, code in [
+        ("{nope", "bad_json"),
+        ("[]", "bad_json"),
+        ('{"type": "teleport"}', "unknown_type"),
+        ('{"type": "join", "role": "player", "name": 5}', "bad_message"),
+    ]:
+        await racer.send_raw(frame)
+        assert (await racer.expect("error"))["code"] == code
+    assert (await racer.join("Ann", host_key=created["host_key"]))["type"] == "welcome"
+    assert (await racer.join("Ann again"))["code"] == "already_joined"
+    reject = await racer.act("move", src="col9", dst="cell1")
+    assert reject["code"] == "not_started"
+    await racer.send(type="ping", t=7)
+    assert (await racer.expect("pong"))["t"] == 7
+    await racer.close()
+
+
+async def test_spectators_cannot_act(server: ServerProcess) -> None:
+    created = await create_race(server.base, code=CODE)
+    watcher = await _racer(server, created["race_id"])
+    await watcher.spectate()
+    assert (await watcher.move("col1", "cell1"))["code"] == "spectator"
+    await watcher.send(type="start")
+    assert (await watcher.expect("error"))["code"] == "spectator"
+    await watcher.close()
+
+
+async def test_binary_frame_closes_with_1003(server: ServerProcess) -> None:
+    created = await create_race(server.base, code=CODE)
+    racer = await _racer(server, created["race_id"])
+    await racer.send_raw(b"\x00\x01binary")
+    with pytest.raises(ConnectionError):
+        await racer.expect("never")
+    assert racer.close_code == 1003
+
+
+async def test_oversized_frame_closes_with_1009(server: ServerProcess) -> None:
+    created = await create_race(server.base, code=CODE)
+    racer = await _racer(server, created["race_id"])
+    await racer.send_raw(json.dumps({"type": "join", "name": "x" * 20000}))
+    with pytest.raises(ConnectionError):
+        await racer.expect("never")
+    assert racer.close_code == 1009
+
+
+async def test_flood_closes_with_1008() -> None:
+    server = ServerProcess("memory://")  # the production message budget
+    server.start()
+    try:
+        created = await create_race(server.base, code=CODE)
+        flooder = await _racer(server, created["race_id"])
+        bystander = await _racer(server, created["race_id"])
+        assert (await bystander.join("Bo"))["type"] == "welcome"
+        for i in range(200):
+            try:
+                await flooder.send(type="ping", t=i)
+            except ConnectionClosed:
+                break
+        with pytest.raises(ConnectionError):
+            await flooder.expect("never", timeout=5)
+        assert flooder.close_code == 1008
+        # Nobody else noticed.
+        await bystander.send(type="ping", t=1)
+        assert (await bystander.expect("pong"))["t"] == 1
+        await bystander.close()
+    finally:
+        server.stop()
+
+
+async def test_bad_race_creation_requests(server: ServerProcess) -> None:
+    async with httpx.AsyncClient(base_url=server.base) as http:
+        for body, code in [
+            ({"cells": 3}, "bad_message"),
+            ({"code": "BK1-C4-AAAAAAA"}, "bad_code"),
+            ({"code": "XX1-C4-AAAAAAB"}, "bad_code"),
+            ({"cells": 4, "colour": "red"}, "bad_message"),
+            ({"practice": "yes"}, "bad_message"),
+        ]:
+            answer = await http.post("/api/races", json=body)
+            assert answer.status_code == 400, body
+            assert answer.json()["error"]["code"] == code
+        answer = await http.post("/api/races", content=b"{not json")
+        assert answer.status_code == 400
+        answer = await http.post("/api/races", content=b"x" * 10000)
+        assert answer.status_code == 413
+
+
+async def test_unwinnable_code_is_reported() -> None:
+    # Deal 1 with one cell: fc-solve proves it has no win.
+    server = ServerProcess("memory://")
+    server.start()
+    try:
+        async with httpx.AsyncClient(base_url=server.base, timeout=30) as http:
+            answer = await http.post("/api/races", json={"code": "BK1-C1-AAAAAAB"})
+            assert answer.status_code == 201
+            assert answer.json()["winnable"] in (False, None)
+            answer = await http.post("/api/races", json={"cells": 4})
+            assert answer.json()["winnable"] is True and answer.json()["par"] > 0
+    finally:
+        server.stop()
+
+
+async def test_race_creation_is_rate_limited() -> None:
+    server = ServerProcess("memory://")
+    server.start()
+    try:
+        async with httpx.AsyncClient(base_url=server.base) as http:
+            codes = [
+                (await http.post("/api/races", json={"code": CODE})).status_code for _ in range(25)
+            ]
+        assert codes.count(201) == 20 and codes[-1] == 429
+    finally:
+        server.stop()
+
+
+async def test_heartbeat_drops_silent_clients() -> None:
+    server = ServerProcess(
+        "memory://",
+        env={"BOULANGER_PING_INTERVAL_S": "0.2", "BOULANGER_IDLE_TIMEOUT_S": "0.6"},
+    )
+    server.start()
+    try:
+        created = await create_race(server.base, code=CODE)
+        # A raw client that never answers pings.
+        async with connect(f"{server.ws_base}/ws/races/{created['race_id']}") as ws:
+            await ws.send(json.dumps({"type": "join", "role": "spectator"}))
+            async with asyncio.timeout(5):
+                with pytest.raises(ConnectionClosed) as closed:
+                    while True:
+                        await ws.recv()
+            assert closed.value.rcvd.code == 4408
+    finally:
+        server.stop()
