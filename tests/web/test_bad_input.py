@@ -7,10 +7,11 @@ import json
 
 import httpx
 import pytest
-from support.racer import Racer, create_race
-from support.servers import ServerProcess
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from support.racer import Racer, create_race
+from support.servers import ServerProcess
 
 CODE = "BK1-C4-AAAAAAB"
 

@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from support.racer import Racer, create_race
-from support.servers import RedisProcess, ServerProcess
 
 from boulanger.solver import solve
+from support.racer import Racer, create_race
+from support.servers import RedisProcess, ServerProcess
 
 CODE = "BK1-C4-AAAAAAB"
 FAST = {"BOULANGER_COUNTDOWN_MS": "300", "BOULANGER_MESSAGES_PER_SECOND": "1000"}
