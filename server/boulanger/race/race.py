@@ -51,6 +51,10 @@ class RaceMeta:
     practice: bool = False
     par: int | None = None
     winnable: bool | None = None
+    # A daily challenge attempt: the UTC date and whether it is the ranked one.
+    daily: str | None = None
+    ranked: bool = False
+    player_key_hash: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]

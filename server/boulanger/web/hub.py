@@ -15,7 +15,7 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..broker import Broker, BrokerUnavailable, race_channel
@@ -34,9 +34,14 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+OverHook = Callable[["RaceHub"], Awaitable[None]]
+
+
 class RaceHub:
-    def __init__(self, broker: Broker, meta: RaceMeta) -> None:
+    def __init__(self, broker: Broker, meta: RaceMeta, on_over: OverHook | None = None) -> None:
         self.broker = broker
+        # Called (possibly more than once, in any process) once the race is over.
+        self.on_over = on_over
         self.race = Race(meta)
         self.channel = race_channel(meta.race_id)
         self.connections: set[Connection] = set()
@@ -46,6 +51,7 @@ class RaceHub:
         self._catching_up: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._over_done = False
 
     @property
     def race_id(self) -> str:
@@ -138,6 +144,17 @@ class RaceHub:
     def _check_over(self) -> None:
         if self.race.decide_over(now_ms()) is not None:
             self._spawn(self._finish())
+        elif self.race.over_reason is not None and self.on_over is not None and not self._over_done:
+            self._over_done = True
+            self._spawn(self._run_over_hook())
+
+    async def _run_over_hook(self) -> None:
+        assert self.on_over is not None
+        try:
+            await self.on_over(self)
+        except Exception:
+            self._over_done = False  # try again on the next event or resync
+            log.exception("race %s: on-over hook failed", self.race_id)
 
     async def _finish(self) -> None:
         with contextlib.suppress(ProtocolError, BrokerUnavailable):
@@ -207,9 +224,10 @@ class RaceHub:
 class Hubs:
     """This process's hubs, opened on demand and closed when idle."""
 
-    def __init__(self, broker: Broker, idle_s: float) -> None:
+    def __init__(self, broker: Broker, idle_s: float, on_over: OverHook | None = None) -> None:
         self.broker = broker
         self.idle_s = idle_s
+        self.on_over = on_over
         self._hubs: dict[str, RaceHub] = {}
         self._opening: dict[str, asyncio.Future[RaceHub | None]] = {}
 
@@ -229,7 +247,7 @@ class Hubs:
             meta = await self.broker.race_meta(race_id)
             hub = None
             if meta is not None:
-                hub = RaceHub(self.broker, RaceMeta.from_dict(meta))
+                hub = RaceHub(self.broker, RaceMeta.from_dict(meta), self.on_over)
                 await hub.open()
                 self._hubs[race_id] = hub
             future.set_result(hub)
