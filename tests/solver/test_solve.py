@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from boulanger.engine import Board, Game, GameCode
+from boulanger.solver import UNKNOWN, UNSOLVABLE, WON, Solution, solve, solve_board
+
+# Verdicts checked with Freecell Solver (fc-solve -g bakers_game -to 01ABCDE).
+WINNABLE = [
+    "BK1-C4-AAAAAAB",
+    "BK1-C4-AAAAAAC",
+    "BK1-C4-AAAAAAJ",
+    "BK1-C2-AAAAAA5",
+    "BK1-C2-AAAAABH",
+]
+UNWINNABLE = ["BK1-C4-AAAAAAK", "BK1-C2-AAAAAAB", "BK1-C1-AAAAAAB"]
+
+
+@pytest.mark.parametrize("code", WINNABLE)
+def test_solutions_replay_to_a_win(code: str, replays_to_win: Callable[..., bool]) -> None:
+    solution = solve(code)
+    assert solution.result == WON
+    assert solution.par == len(solution.actions)
+    assert replays_to_win(code, solution.actions)
+    # Every card reaches the foundation by its own action.
+    assert sum(1 for a in solution.actions if a["dst"] == "foundation") == 52
+
+
+@pytest.mark.parametrize("code", UNWINNABLE)
+def test_unwinnable_deals_are_unsolvable(code: str) -> None:
+    solution = solve(GameCode.parse(code), budget=30)
+    assert solution.result == UNSOLVABLE
+    assert solution.actions == []
+    assert solution.par is None
+    assert solution.positions > 0
+
+
+def test_the_same_deal_gives_the_same_solution() -> None:
+    assert solve("BK1-C4-AAAAAAB").actions == solve("BK1-C4-AAAAAAB").actions
+
+
+def test_a_position_budget_gives_unknown() -> None:
+    solution = solve("BK1-C4-AAAAAAB", max_positions=50)
+    assert solution.result == UNKNOWN
+    assert solution.positions == 50
+    assert solution.actions == []
+    assert solution.par is None
+
+
+def test_a_time_budget_gives_unknown() -> None:
+    # Deal 223 takes tens of thousands of positions to prove unwinnable.
+    solution = solve("BK1-C4-AAAAAG7", budget=0.0)
+    assert solution.result == UNKNOWN
+
+
+def test_solve_board_starts_from_any_position() -> None:
+    game = Game("BK1-C4-AAAAAAB")
+    first = solve_board(game.board)
+    for action in first.actions[:30]:
+        game.apply_action(action)
+    before = game.board.copy()
+    rest = solve_board(game.board)
+    assert game.board == before  # the board is not changed
+    assert rest.result == WON
+    for action in rest.actions:
+        game.apply_action(action)
+    assert game.board.won
+
+
+def test_a_position_with_moves_to_the_foundation_pending() -> None:
+    # Each suit in its own column, king at the bottom, ace on top.
+    runs = [" ".join(f"{r}{s}" for r in "KQJT98765432A") for s in "SHDC"]
+    text = "foundations: -- -- -- --\ncells: -- -- -- --\n"
+    text += "".join(f"col{i}: {run}\n" for i, run in enumerate(runs, start=1))
+    text += "col5:\ncol6:\ncol7:\ncol8:\n"
+    solution = solve_board(Board.from_text(text))
+    assert solution.result == WON
+    assert solution.actions[0] == {"src": "col1", "dst": "foundation", "count": 1}
+    assert solution.par == 52
+
+
+def test_a_won_board_needs_no_action() -> None:
+    game = Game("BK1-C4-AAAAAAB")
+    for action in solve(game.code).actions:
+        game.apply_action(action)
+    solution = solve_board(game.board)
+    assert solution == Solution(WON, [], solution.seconds, solution.positions)
+    assert solution.par == 0
+
+
+def test_to_dict() -> None:
+    data = solve("BK1-C1-AAAAAAB").to_dict()
+    assert data["result"] == UNSOLVABLE
+    assert data["par"] is None
+    assert set(data) == {"result", "actions", "seconds", "positions", "par"}
