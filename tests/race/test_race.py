@@ -1,0 +1,207 @@
+"""The race logic as plain Python: decisions and events, no server."""
+
+from __future__ import annotations
+
+import pytest
+
+from boulanger.race import protocol as p
+from boulanger.race.errors import ProtocolError
+from boulanger.race.ids import secret_hash
+from boulanger.race.race import MAX_PLAYERS, Duplicate, Race, RaceMeta
+
+CODE = "BK1-C4-AAAAAAB"
+HOST_KEY = "host-key"
+
+
+class Log:
+    """A race and the log it would have: every decision is appended, then applied."""
+
+    def __init__(self, **meta: object) -> None:
+        fields = {
+            "race_id": "r1",
+            "code": CODE,
+            "created_at": 0,
+            "host_key_hash": secret_hash(HOST_KEY),
+        }
+        self.race = Race(RaceMeta(**{**fields, **meta}))  # type: ignore[arg-type]
+        self.messages: list[p.Message] = []
+
+    def append(self, event: dict | Duplicate | None) -> p.Message:
+        assert isinstance(event, dict)
+        event["seq"] = self.race.seq + 1
+        message = self.race.apply(event)
+        self.messages.append(message)
+        return message
+
+    def join(self, name: str, pid: str, host: bool = False, now: int = 0) -> None:
+        join = p.Join(name=name, host_key=HOST_KEY if host else None)
+        self.append(self.race.decide_join(join, now, pid, f"token-{pid}"))
+
+    def start(self, now: int = 0) -> int:
+        host = self.race.host_id
+        assert host is not None
+        message = self.append(self.race.decide_start(host, now))
+        assert isinstance(message, p.RaceStarting)
+        return message.start_at
+
+    def act(self, pid: str, action: p.Action, now: int) -> p.Message:
+        decision = self.race.decide_action(pid, action, now)
+        if isinstance(decision, Duplicate):
+            return p.Ack(action.action_id, decision.seq, decision.move, {})
+        return self.append(decision)
+
+
+def test_joining_trims_names_and_refuses_duplicates_and_bad_names() -> None:
+    log = Log()
+    log.join("  Ann   Lee ", "p1", host=True)
+    assert log.race.players["p1"].name == "Ann Lee" and log.race.host_id == "p1"
+    for name, code in [
+        ("ann lee", "name_taken"),
+        ("", "bad_name"),
+        ("x" * 25, "bad_name"),
+        ("a\x00b", "bad_name"),
+    ]:
+        with pytest.raises(ProtocolError) as refused:
+            log.race.decide_join(p.Join(name=name), 0, "p2", "t")
+        assert refused.value.code == code
+
+
+def test_only_the_host_key_makes_a_host_and_only_once() -> None:
+    log = Log()
+    log.join("Bo", "p1")
+    assert log.race.host_id is None
+    join = p.Join(name="Eve", host_key="guess")
+    log.append(log.race.decide_join(join, 0, "p2", "t2"))
+    assert log.race.host_id is None
+    log.join("Ann", "p3", host=True)
+    log.join("Cy", "p4", host=True)  # the key again: no second host
+    assert [pl.host for pl in log.race.players.values()] == [False, False, True, False]
+
+
+def test_a_race_holds_eight_players() -> None:
+    log = Log()
+    for i in range(MAX_PLAYERS):
+        log.join(f"P{i}", f"p{i}", host=i == 0)
+    with pytest.raises(ProtocolError) as refused:
+        log.race.decide_join(p.Join(name="Late"), 0, "late", "t")
+    assert refused.value.code == "race_full"
+
+
+def test_start_countdown_and_actions_before_it() -> None:
+    log = Log(countdown_ms=3000)
+    log.join("Ann", "p1", host=True)
+    log.join("Bo", "p2")
+    with pytest.raises(ProtocolError, match="not_host"):
+        log.race.decide_start("p2", 0)
+    start_at = log.start(now=1000)
+    assert start_at == 4000 and log.race.state(3999) == "countdown"
+    assert log.race.state(4000) == "running"
+    with pytest.raises(ProtocolError) as refused:
+        log.race.decide_action("p1", p.Undo("a1"), 3999)
+    assert refused.value.code == "not_started"
+    with pytest.raises(ProtocolError) as refused:
+        log.race.decide_join(p.Join(name="Late"), 5000, "p3", "t")
+    assert refused.value.code == "already_started"
+    with pytest.raises(ProtocolError, match="already_started"):
+        log.race.decide_start("p1", 5000)
+
+
+def test_actions_are_checked_resolved_and_idempotent() -> None:
+    log = Log(countdown_ms=0)
+    log.join("Ann", "p1", host=True)
+    log.start()
+    refusals = [
+        (p.MoveAction("a", "col1", "col2"), "illegal_move"),
+        (p.MoveAction("a", "col1", "cell5"), "bad_notation"),
+        (p.MoveAction("a", "col1", "cell1", 2), "illegal_move"),
+        (p.Tap("a", "6S"), "no_destination"),
+        (p.Tap("a", "ZZ"), "bad_notation"),
+        (p.DoubleTap("a", "JD"), "no_destination"),
+        (p.Undo("a"), "nothing_to_undo"),
+    ]
+    for action, code in refusals:
+        with pytest.raises(ProtocolError) as refused:
+            log.race.decide_action("p1", action, 10)
+        assert refused.value.code == code, action
+    # A double tap on 6S (top of column 1): no foundation, no column, no empty column: cell1.
+    progress = log.act("p1", p.DoubleTap("t1", "6S"), 10)
+    assert isinstance(progress, p.Progress) and progress.player["actions"] == 1
+    assert str(log.race.players["p1"].game.board.cells[0]) == "6S"
+    again = log.race.decide_action("p1", p.DoubleTap("t1", "6S"), 20)
+    assert again == Duplicate(progress.seq, {"src": "col1", "dst": "cell1", "count": 1})
+    undo = log.act("p1", p.Undo("u1"), 30)
+    assert isinstance(undo, p.Progress) and undo.player["actions"] == 2
+    assert log.race.players["p1"].applied["u1"][1] == {"src": "col1", "dst": "cell1", "count": 1}
+
+
+def test_resigning_ends_a_race_and_ranks_everyone() -> None:
+    log = Log(countdown_ms=0)
+    log.join("Ann", "p1", host=True)
+    log.join("Bo", "p2")
+    log.start()
+    log.act("p2", p.MoveAction("m1", "col1", "cell1"), 100)  # Bo: one action, 0 cards
+    assert log.race.decide_over(200) is None
+    log.act("p1", p.Resign("r1"), 300)
+    with pytest.raises(ProtocolError) as refused:
+        log.race.decide_action("p1", p.Undo("x"), 301)
+    assert refused.value.code == "finished"
+    log.act("p2", p.Resign("r2"), 400)
+    over = log.append(log.race.decide_over(500))
+    assert isinstance(over, p.RaceOver) and over.reason == "all_done"
+    # Neither won: same cards and score, so fewer actions first.
+    assert [s["name"] for s in over.standings] == ["Ann", "Bo"]
+    assert [s["rank"] for s in over.standings] == [1, 2]
+    assert log.race.state(600) == "finished"
+    with pytest.raises(ProtocolError, match="race_over"):
+        log.race.decide_action("p2", p.Undo("late"), 700)
+
+
+def test_the_time_limit_ends_a_race() -> None:
+    log = Log(countdown_ms=0, time_limit_s=60)
+    log.join("Ann", "p1", host=True)
+    log.start(now=0)
+    assert log.race.decide_over(59_999) is None
+    with pytest.raises(ProtocolError, match="race_over"):
+        log.race.decide_action("p1", p.Undo("late"), 60_000)
+    over = log.append(log.race.decide_over(60_000))
+    assert isinstance(over, p.RaceOver) and over.reason == "time_limit"
+
+
+def test_rematch_only_by_the_host_once_the_race_is_over() -> None:
+    log = Log(countdown_ms=0)
+    log.join("Ann", "p1", host=True)
+    log.join("Bo", "p2")
+    with pytest.raises(ProtocolError, match="not_started"):
+        log.race.decide_rematch("p1", "r2", CODE)
+    log.start()
+    for pid in ("p1", "p2"):
+        log.act(pid, p.Resign(f"r-{pid}"), 10)
+    log.append(log.race.decide_over(20))
+    with pytest.raises(ProtocolError, match="not_host"):
+        log.race.decide_rematch("p2", "r2", CODE)
+    opened = log.append(log.race.decide_rematch("p1", "r2", CODE))
+    assert isinstance(opened, p.RematchOpened) and opened.url == "/race/r2"
+    assert log.race.snapshot(30)["rematch"] == {"race_id": "r2", "code": CODE, "url": "/race/r2"}
+
+
+def test_events_must_come_in_order() -> None:
+    log = Log()
+    with pytest.raises(ValueError, match="event 2 applied after 0"):
+        log.race.apply({"seq": 2, "kind": "start", "at": 0, "start_at": 0})
+
+
+def test_replicas_fed_the_same_log_agree() -> None:
+    log = Log(countdown_ms=0)
+    log.join("Ann", "p1", host=True)
+    log.join("Bo", "p2")
+    log.start()
+    log.act("p1", p.MoveAction("m1", "col1", "cell1"), 10)
+    events = [message.to_wire() for message in log.messages]
+    # A second replica built from the same decisions derives the same race.
+    second = Log(countdown_ms=0)
+    second.join("Ann", "p1", host=True)
+    second.join("Bo", "p2")
+    second.start()
+    second.act("p1", p.MoveAction("m1", "col1", "cell1"), 10)
+    assert second.race.snapshot(50) == log.race.snapshot(50)
+    assert [m.to_wire() for m in second.messages] == events
