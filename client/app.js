@@ -11,6 +11,7 @@ const ROUTES = [
   [/^\/$/, () => home()],
   [/^\/race\/([A-Za-z0-9_-]{1,64})\/?$/, (id) => racePage(id)],
   [/^\/daily\/?$/, () => daily()],
+  [/^\/daily\/(\d{4}-\d{2}-\d{2})\/?$/, (date) => daily(date)],
   [/^\/practice\/?$/, () => practice()],
 ];
 
@@ -182,11 +183,11 @@ async function practice() {
 
 // -- daily challenge -------------------------------------------------------------------
 
-async function daily() {
+async function daily(date) {
   page('Daily challenge', h('p', { class: 'loading' }, 'Loading the daily challenge…'));
   let today;
   try {
-    today = await api('GET', '/api/daily');
+    today = await api('GET', date ? `/api/daily/${date}` : '/api/daily');
   } catch (error) {
     const missing = error.status === 404 || error.status === 405;
     page('Daily challenge', h('div', { class: 'panel' },

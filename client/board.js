@@ -115,7 +115,8 @@ export class BoardView {
     clear(this.el,
       h('div', { class: 'top-row', style: { '--cells': board.cells.length } },
         h('div', { class: 'cells' }, cells),
-        h('div', { class: `foundations ${mark('foundation')}`, 'data-place': 'foundation', tabindex: 0, role: 'button', 'aria-label': foundationLabel }, foundationSlots)),
+        h('div', { class: `foundations ${mark('foundation')}`, 'data-place': 'foundation', tabindex: 0, role: 'button', 'aria-label': foundationLabel },
+          h('span', { class: 'key', 'aria-hidden': 'true' }, 'f'), foundationSlots)),
       h('div', { class: 'tableau' }, columns));
     this.layout();
     if (focused) {
@@ -197,7 +198,7 @@ export class BoardView {
     if (!press || e.pointerId !== press.id) return;
     this.press = null;
     if (!press.dragging) {
-      this.click(press.card, press.place, press.count);
+      this.click(press.card, press.place, press.count, press.x, press.y);
       return;
     }
     const target = this.dropTarget(e.clientX, e.clientY);
@@ -276,23 +277,25 @@ export class BoardView {
 
   // A tap sends the card to its foundation at once when it can go there;
   // a second tap on the same card soon after is a double tap.
-  click(card, place, depth) {
+  click(card, place, depth, x, y) {
     const now = performance.now();
     const last = this.lastClick;
     this.lastClick = null;
-    if (last && now - last.t < DOUBLE_TAP_MS) {
-      if (last.sent) return; // the card went to its foundation; ignore the echo
+    if (last && now - last.t < DOUBLE_TAP_MS && Math.hypot(x - last.x, y - last.y) < 24) {
+      // The second half of a double tap on a card that already went to its
+      // foundation would hit the card under it: ignore it.
+      if (last.sent) return;
       if (last.card === card) {
         this.actions.doubleTap(card);
         return;
       }
     }
     if (depth === 1 && R.tapMove(this.board, card)) {
-      this.lastClick = { card, t: now, sent: true };
+      this.lastClick = { card, t: now, sent: true, x, y };
       this.actions.tap(card);
       return;
     }
-    this.lastClick = { card, t: now, sent: false, place };
+    this.lastClick = { card, t: now, sent: false, x, y };
   }
 
   // -- keyboard ------------------------------------------------------------

@@ -33,6 +33,7 @@ export class RaceConnection {
     this.idPrefix = Math.random().toString(36).slice(2, 8) + Date.now().toString(36).slice(-4);
     this.counter = 0;
     this.state = 'closed';
+    this.welcomes = 0; // how many times the server welcomed us (1 + reconnects)
     this.watchdog = setInterval(() => this.checkHealth(), 5000);
     this.onOnline = () => this.reconnectNow();
     this.onOffline = () => this.setState('offline');
@@ -175,6 +176,7 @@ export class RaceConnection {
         this.sendNow({ type: 'pong', t: msg.t });
         return;
       case 'welcome':
+        this.welcomes += 1;
         this.joined = true;
         this.attempt = 0;
         this.resyncAt = 0;

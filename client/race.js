@@ -190,6 +190,8 @@ export class RaceView {
         return this.render();
       case 'rematch':
         this.race.rematch = { race_id: msg.race_id, code: msg.code, url: msg.url };
+        // The rematch keeps the host key, so the host stays the host.
+        if (this.creds.host_key) saveRaceCreds(msg.race_id, { host_key: this.creds.host_key });
         return this.render();
       case 'ack': return this.onAck(msg);
       case 'reject': return this.onReject(msg);
@@ -232,6 +234,7 @@ export class RaceView {
   adoptRace(race) {
     this.race = { ...race };
     this.players = new Map((race.players || []).map((p) => [p.player_id, p]));
+    if (race.rematch && this.creds.host_key) saveRaceCreds(race.rematch.race_id, { host_key: this.creds.host_key });
     if (Number.isFinite(race.now)) this.clock(race.now);
   }
 
@@ -336,6 +339,12 @@ export class RaceView {
     if (!this.running()) return false;
     const me = this.players.get(this.me);
     return !(me && (me.status === 'won' || me.status === 'resigned'));
+  }
+
+  // Whether I have won or resigned (players may then watch the others).
+  done() {
+    const me = this.role === 'player' && this.players.get(this.me);
+    return Boolean(me && (me.status === 'won' || me.status === 'resigned'));
   }
 
   running() {
@@ -642,7 +651,7 @@ export class RaceView {
   }
 
   renderBoard(el, phase) {
-    if (this.role === 'spectator' || (phase === 'finished' && this.watching && this.watching !== this.me)) {
+    if (this.role === 'spectator' || ((phase === 'finished' || this.done()) && this.watching && this.watching !== this.me)) {
       el.hidden = false;
       const watched = this.watching && this.players.get(this.watching);
       let caption = el.querySelector('.watch-caption');
@@ -672,7 +681,7 @@ export class RaceView {
   }
 
   renderStandings(el, phase) {
-    const canWatch = this.role === 'spectator' || phase === 'finished';
+    const canWatch = this.role === 'spectator' || phase === 'finished' || this.done();
     const list = h('ol', { class: 'players' }, this.ordered().map((p) => {
       const pct = Math.round((p.foundation_cards / 52) * 100);
       const status = p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;

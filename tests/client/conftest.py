@@ -1,0 +1,194 @@
+"""Browser tests of the web client against a real ``boulanger serve`` process.
+
+Chromium is Debian's (/usr/bin/chromium): Playwright's own browser downloads
+are not used. Screenshots go to test-artifacts/screenshots/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+# A short countdown keeps the suite quick; the budget lets a scripted winner
+# play a whole solution without pausing (a person never comes near it).
+SERVER_ENV = {
+    "BOULANGER_COUNTDOWN_MS": "1200",
+    "BOULANGER_MESSAGES_PER_SECOND": "100",
+    "BOULANGER_MESSAGE_BURST": "200",
+}
+
+
+NETWORK_NOISE = ("WebSocket connection to", "Failed to load resource")
+
+
+def _chromium() -> str:
+    path = os.environ.get("BOULANGER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(path).exists():
+        pytest.skip("Debian's chromium is not installed (make system-deps installs it)")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _healthy(base: str) -> bool:
+    with (
+        contextlib.suppress(OSError, ValueError),
+        urllib.request.urlopen(f"{base}/healthz", timeout=1) as answer,
+    ):
+        return bool(json.load(answer).get("ok"))
+    return False
+
+
+class Server:
+    """``python -m boulanger serve`` on a free loopback port."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.NamedTemporaryFile(
+            prefix="boulanger-client-", suffix=".log", delete=False
+        )  # noqa: SIM115
+        args = [
+            sys.executable, "-m", "boulanger", "serve",
+            "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(
+            args, env={**os.environ, **SERVER_ENV}, stdout=self.log, stderr=subprocess.STDOUT
+        )
+
+    def wait(self, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited with {self.proc.returncode}: {self.tail()}")
+            if _healthy(self.base):
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"the server did not answer /healthz in {timeout} s: {self.tail()}")
+
+    def tail(self) -> str:
+        self.log.flush()
+        return Path(self.log.name).read_text(errors="replace")[-2000:]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.log.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.log.name)
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[Server]:
+    proc = Server()
+    try:
+        proc.wait()
+        yield proc
+    finally:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    # Module scope: Playwright's sync API must not outlive into other
+    # modules' asyncio tests.
+    chromium = _chromium()
+    with playwright_sync.sync_playwright() as pw:
+        instance = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+class Player:
+    """One browser context and its page, with what the page said and sent."""
+
+    def __init__(self, browser: Any, base: str, name: str, **options: Any) -> None:
+        self.name = name
+        self.base = base
+        options.setdefault("viewport", {"width": 1280, "height": 860})
+        self.context = browser.new_context(**options)
+        self.context.set_default_timeout(10_000)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.sent: list[dict[str, Any]] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("console", self._console)
+        self.page.on("dialog", self._dialog)
+        self.page.on("websocket", self._socket)
+
+    def _console(self, msg: Any) -> None:
+        # Network noise the tests cause on purpose (dropped sockets, offline).
+        if msg.type == "error" and not msg.text.startswith(NETWORK_NOISE):
+            self.errors.append(msg.text)
+
+    def _dialog(self, dialog: Any) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def _socket(self, ws: Any) -> None:
+        def sent(payload: Any) -> None:
+            with contextlib.suppress(ValueError, TypeError):
+                self.sent.append(json.loads(payload))
+
+        ws.on("framesent", sent)
+
+    def sent_types(self) -> list[str]:
+        return [m.get("type", "?") for m in self.sent]
+
+    def screenshot(self, name: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture
+def players(browser: Any, server: Server) -> Iterator[Callable[..., Player]]:
+    """Make players (browser contexts); closed after the test, which fails on page errors."""
+    made: list[Player] = []
+
+    def make(name: str, **options: Any) -> Player:
+        player = Player(browser, server.base, name, **options)
+        made.append(player)
+        return player
+
+    yield make
+    errors = {p.name: p.errors for p in made if p.errors}
+    for player in made:
+        player.context.close()
+    assert not errors, f"browser errors: {errors}"

@@ -1,0 +1,475 @@
+"""The web client in a real browser against a real server.
+
+Two players race one deal (drag, tap, double tap, keyboard, undo, live
+progress, results, rematch); an illegal drop snaps back; a dropped
+connection comes back with the game intact; a spectator follows both
+players; a hostile display name stays text; the client's move rules agree
+with the engine's.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import urllib.request
+from typing import Any
+
+from playwright.sync_api import expect
+
+from boulanger.engine import Game
+from boulanger.engine.cards import Suit
+from boulanger.engine.moves import FIRST_CELL, FOUNDATION, PLACE_NAMES
+
+from .conftest import Player
+
+KEYS = {
+    **{f"col{i}": str(i) for i in range(1, 9)},
+    **{f"cell{i}": "abcd"[i - 1] for i in range(1, 5)},
+    "foundation": "f",
+}
+HOSTILE = "<script>alert(1)</script>"
+
+# -- helpers ------------------------------------------------------------------------
+
+
+def create_race(p: Player, cells: int = 4) -> str:
+    """Create a race from the home page; return the share link the lobby shows."""
+    p.page.goto(p.base + "/")
+    p.page.fill("#home-name", p.name)
+    p.page.check(f"input[name=cells][value='{cells}']")
+    p.page.click("button[name=create]")
+    p.page.wait_for_selector(".lobby")
+    return p.page.input_value("#share-link")
+
+
+def join(p: Player, link: str) -> None:
+    p.page.goto(link)
+    p.page.fill("#join-name", p.name)
+    p.page.click("form.join button[type=submit]")
+    p.page.wait_for_selector(".lobby")
+
+
+def practise(p: Player) -> None:
+    p.page.goto(p.base + "/")
+    p.page.fill("#home-name", p.name)
+    p.page.click("button[name=practice]")
+    wait_playing(p)
+
+
+def wait_playing(p: Player) -> None:
+    p.page.wait_for_selector(".race-page[data-phase=running] .board .card")
+
+
+def settled(p: Player) -> None:
+    """Wait until the server has answered every action the page sent."""
+    p.page.wait_for_function("() => window.boulanger && window.boulanger.predictions.length === 0")
+
+
+def view(p: Player) -> dict[str, Any]:
+    return p.page.evaluate("() => window.boulanger.view()")
+
+
+def race_code(p: Player) -> str:
+    return p.page.text_content(".race-head .code") or ""
+
+
+def race_id(p: Player) -> str:
+    return p.page.evaluate("() => window.boulanger.raceId")
+
+
+def snapshot(p: Player) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{p.base}/api/races/{race_id(p)}", timeout=5) as answer:
+        return json.load(answer)
+
+
+def solve(code: str) -> list[dict[str, Any]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "boulanger", "solve", code, "--json", "--budget", "20"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    answer = json.loads(done.stdout)
+    assert answer["result"] == "won", answer
+    return answer["actions"]
+
+
+def key_move(p: Player, move: dict[str, Any], wait: bool = True) -> None:
+    """Play a move with the keyboard: source key, exact count with the arrows, destination key."""
+    keyboard = p.page.keyboard
+    keyboard.press(KEYS[move["src"]])
+    if move["src"].startswith("col"):
+        keyboard.press("ArrowDown")  # an explicit count of 1 ...
+        for _ in range(move["count"] - 1):
+            keyboard.press("ArrowUp")  # ... raised to the move's count
+    keyboard.press(KEYS[move["dst"]])
+    if wait:
+        settled(p)
+
+
+def card_locator(p: Player, place: str, count: int = 1) -> Any:
+    cards = p.page.locator(f'.board [data-place="{place}"] .card')
+    if place.startswith("cell"):
+        return cards.first
+    return cards.nth(cards.count() - count)
+
+
+def grab_point(locator: Any) -> tuple[float, float]:
+    """A point on the visible top strip of a (maybe covered) card."""
+    box = locator.bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + 8
+
+
+def drag(p: Player, move: dict[str, Any]) -> None:
+    source = card_locator(p, move["src"], move["count"])
+    x, y = grab_point(source)
+    target = p.page.locator(f'.board [data-place="{move["dst"]}"]').bounding_box()
+    tx = target["x"] + target["width"] / 2
+    ty = target["y"] + min(target["height"] / 2, 60)
+    mouse = p.page.mouse
+    mouse.move(x, y)
+    mouse.down()
+    mouse.move((x + tx) / 2, (y + ty) / 2, steps=4)
+    mouse.move(tx, ty, steps=4)
+    mouse.up()
+
+
+def choices(p: Player, move: dict[str, Any]) -> dict[str, Any]:
+    """The card a move carries and what a tap or a double tap on it would do."""
+    return p.page.evaluate(
+        """async (move) => {
+            const R = await import('/static/rules.js');
+            const board = window.boulanger.view().board;
+            const card = R.movingCards(board, move.src, move.count)[0];
+            return {card, tap: R.tapMove(board, card), double: R.doubleTapMove(board, card)};
+        }""",
+        move,
+    )
+
+
+def standing_cards(p: Player, name: str) -> Any:
+    return (
+        p.page.locator(".players .player")
+        .filter(has=p.page.locator(".name", has_text=name))
+        .locator(".cards")
+    )
+
+
+# -- tests -----------------------------------------------------------------------------
+
+
+def test_two_players_race_one_deal(players: Any) -> None:
+    ann = players("Ann", permissions=["clipboard-read", "clipboard-write"])
+    bo = players("Bo")
+    link = create_race(ann)
+    assert "/race/" in link
+    join(bo, link)
+    expect(ann.page.locator(".players .name", has_text="Bo")).to_be_visible()  # live join
+    expect(bo.page.locator("button.start")).to_have_count(0)  # only the host starts
+    ann.screenshot("race-lobby-host")
+
+    ann.page.click("button.start")
+    expect(bo.page.locator(".countdown .big")).to_be_visible()
+    wait_playing(ann)
+    wait_playing(bo)
+    assert ann.page.locator(".board .cells .slot").count() == 4
+    assert ann.page.locator(".board .column").count() == 8
+    assert ann.page.locator(".board .card").count() == 52
+    solution = solve(race_code(ann))
+
+    # Bo plays the solution's first moves by drag, tap and double tap.
+    used: list[str] = []
+    boards = []
+    for move in solution[:30]:
+        if {"drag", "double_tap"} <= set(used) and view(bo)["foundation_cards"] > 0:
+            break
+        boards.append(view(bo)["board"])
+        how = choices(bo, move)
+        card = card_locator(bo, move["src"], move["count"])
+        x, y = grab_point(card)
+        if "drag" not in used:
+            drag(bo, move)
+            used.append("drag")
+        elif how["double"] == move and how["tap"] is None:
+            bo.page.mouse.dblclick(x, y)
+            used.append("double_tap")
+        elif how["tap"] == move:
+            bo.page.mouse.click(x, y)
+            used.append("tap")
+        else:
+            drag(bo, move)
+            used.append("drag")
+        settled(bo)
+        assert view(bo)["actions"] == len(used), (move, used)
+    assert {"drag", "double_tap"} <= set(used), used
+    assert {"move", "double_tap"} <= set(bo.sent_types())
+    cards = view(bo)["foundation_cards"]
+    assert cards > 0
+    expect(standing_cards(ann, "Bo")).to_have_text(f"{cards}/52")  # live progress
+    bo.screenshot("race-board-bo")
+
+    # Undo takes back Bo's last move, on Bo's board and in Ann's standings.
+    bo.page.click(".stats button.undo")
+    settled(bo)
+    assert view(bo)["board"] == boards[-1]
+    after = view(bo)["foundation_cards"]
+    expect(standing_cards(ann, "Bo")).to_have_text(f"{after}/52")
+
+    # Ann plays the whole solution with the keyboard.
+    for number, move in enumerate(solution):
+        key_move(ann, move)
+        if number == len(solution) // 2:
+            ann.screenshot("race-board-ann")
+            expect(standing_cards(bo, "Ann")).to_have_text(f"{view(ann)['foundation_cards']}/52")
+    expect(ann.page.locator(".banner.status-won")).to_contain_text("You won")
+    expect(standing_cards(bo, "Ann")).to_have_text("52/52")
+    expect(bo.page.locator(".player.status-won .state")).to_contain_text("1st")
+    assert "move" in ann.sent_types()
+
+    # Bo resigns (two clicks: the first only arms the button); the race is over.
+    bo.page.click(".stats button.resign")
+    bo.page.click(".stats button.resign")
+    for p in (ann, bo):
+        expect(p.page.locator(".results")).to_be_visible()
+        rows = p.page.locator(".results-table tbody tr")
+        expect(rows).to_have_count(2)
+        expect(rows.nth(0)).to_contain_text("Ann")
+        expect(rows.nth(0)).to_contain_text("won")
+        expect(rows.nth(1)).to_contain_text("Bo")
+        expect(rows.nth(1)).to_contain_text("resigned")
+    share = ann.page.input_value("#share-text")
+    assert race_code(ann) in share and "won" in share
+    ann.page.click(".results .share button.copy")
+    assert ann.page.evaluate("() => navigator.clipboard.readText()") == share
+    ann.screenshot("race-results-ann")
+    bo.screenshot("race-results-bo")
+
+    # The host opens a rematch; both are offered the new race.
+    expect(bo.page.locator(".rematch-button")).to_have_count(0)
+    ann.page.click(".rematch-button")
+    for p in (ann, bo):
+        expect(p.page.locator(".notice.rematch a")).to_be_visible()
+    ann.page.click(".notice.rematch a")
+    expect(ann.page.locator("button.start")).to_be_visible()  # still the host
+    bo.page.click(".notice.rematch a")
+    bo.page.fill("#join-name", "Bo")
+    bo.page.click("form.join button[type=submit]")
+    expect(ann.page.locator(".players .name", has_text="Bo")).to_be_visible()
+
+
+def test_illegal_drop_snaps_back_with_the_reason(players: Any) -> None:
+    solo = players("Solo")
+    practise(solo)
+    assert solo.page.locator(".race-head h1").text_content() == "Practice"
+    illegal = solo.page.evaluate(
+        """async () => {
+            const R = await import('/static/rules.js');
+            const board = window.boulanger.view().board;
+            for (let i = 1; i <= 8; i++) for (let j = 1; j <= 8; j++) {
+                if (i === j) continue;
+                const why = R.whyIllegal(board, `col${i}`, `col${j}`, 1);
+                if (why && why.includes('does not go on')) return {src: `col${i}`, dst: `col${j}`, count: 1, why};
+            }
+            return null;
+        }"""
+    )
+    assert illegal is not None
+    card = card_locator(solo, illegal["src"])
+    name = card.get_attribute("data-card")
+    before = card.bounding_box()
+    drag(solo, illegal)
+    expect(solo.page.locator("#toast")).to_contain_text("does not go on")
+    expect(
+        solo.page.locator(f'[data-place="{illegal["src"]}"] [data-card="{name}"]')
+    ).to_have_count(1)
+    solo.page.wait_for_timeout(300)  # the snap-back animation
+    after = solo.page.locator(f'[data-card="{name}"]').bounding_box()
+    assert abs(after["x"] - before["x"]) < 1 and abs(after["y"] - before["y"]) < 1
+    assert "move" not in solo.sent_types()
+    assert view(solo)["actions"] == 0
+
+    # The keyboard path refuses it too, with the same words.
+    key_move(solo, illegal, wait=False)
+    expect(solo.page.locator("#toast")).to_contain_text("does not go on")
+    assert "move" not in solo.sent_types()
+
+
+def test_dropped_connection_reconnects_with_the_game_intact(players: Any) -> None:
+    solo = players("Solo")
+    practise(solo)
+    solution = solve(race_code(solo))
+    key_move(solo, solution[0])
+    key_move(solo, solution[1])
+    before = view(solo)
+    conn = solo.page.locator("#conn")
+    expect(conn).to_have_attribute("data-state", "connected")
+
+    # The server side of the socket goes away: the page joins again by itself.
+    solo.page.evaluate("() => window.boulangerSocket.drop()")
+    solo.page.wait_for_function("() => window.boulangerSocket.welcomes === 2")
+    expect(conn).to_have_attribute("data-state", "connected")
+    assert solo.sent_types().count("join") == 2
+    rejoin = [m for m in solo.sent if m.get("type") == "join"][-1]
+    assert rejoin["token"] and rejoin["last_seq"] is not None and rejoin.get("name") is None
+    assert view(solo) == before
+
+    # Offline: the move shows at once, waits, and is sent when the network is back.
+    solo.context.set_offline(True)
+    solo.page.evaluate("() => window.boulangerSocket.drop()")
+    expect(conn).to_have_attribute("data-state", "offline")
+    expect(conn).to_have_text("Offline")
+    key_move(solo, solution[2], wait=False)
+    assert solo.page.evaluate("() => window.boulanger.predictions.length") == 1
+    assert view(solo)["actions"] == 3
+    solo.context.set_offline(False)
+    expect(conn).to_have_attribute("data-state", "connected")
+    settled(solo)
+    assert snapshot(solo)["players"][0]["actions"] == 3
+    assert view(solo)["actions"] == 3
+
+    # A gap in the event numbers asks for the missed events.
+    solo.page.evaluate("() => { window.boulangerSocket.lastSeq -= 2; }")
+    key_move(solo, solution[3])
+    solo.page.wait_for_function(
+        "(seq) => window.boulangerSocket.lastSeq >= seq", arg=snapshot(solo)["seq"]
+    )
+    assert "resync" in solo.sent_types()
+    assert view(solo)["actions"] == 4
+    solo.screenshot("reconnected-board")
+
+
+def test_spectator_sees_both_players(players: Any) -> None:
+    ann = players("Ann")
+    bo = players("Bo")
+    link = create_race(ann)
+    join(bo, link)
+    ann.page.click("button.start")
+    wait_playing(ann)
+    wait_playing(bo)
+
+    cy = players("Cy", viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    cy.page.goto(link + "?watch=1")
+    names = cy.page.locator(".players .name")
+    expect(names).to_have_count(2)
+    expect(names).to_contain_text(["Ann", "Bo"])
+    expect(cy.page.locator(".race-head .badge")).to_have_text("spectator")
+    cy.page.locator(".player", has_text="Ann").locator("button.watch").click()
+    expect(cy.page.locator(".watch-caption")).to_contain_text("Watching Ann")
+    expect(cy.page.locator(".board .card")).to_have_count(52)
+
+    # Ann moves: the spectator sees her board and her progress change.
+    solution = solve(race_code(ann))
+    foundation = next(i for i, m in enumerate(solution) if m["dst"] == "foundation")
+    for move in solution[: foundation + 1]:
+        key_move(ann, move)
+    expect(cy.page.locator(".board .foundations .card")).to_have_count(1)
+    expect(standing_cards(cy, "Ann")).to_have_text("1/52")
+    key_move(bo, solution[0])
+    expect(cy.page.locator(".player", has_text="Bo").locator(".score")).to_be_visible()
+    assert cy.page.evaluate("() => window.boulanger.players.size") == 2
+    cy.screenshot("spectator-phone")
+    assert not {"move", "tap", "double_tap"} & set(cy.sent_types())
+
+
+def test_hostile_display_names_are_text(players: Any) -> None:
+    # Names have at most 24 characters: the name field keeps the first 24 of
+    # HOSTILE, which is still markup; the guest then tries the whole of it.
+    host = players(HOSTILE)
+    guest = players("guest")
+    link = create_race(host)
+    guest.page.goto(link)
+    field = guest.page.locator("#join-name")
+    field.evaluate("(input) => input.removeAttribute('maxlength')")
+    field.fill(HOSTILE)
+    guest.page.click("form.join button[type=submit]")
+    expect(guest.page.locator("form.join .problem")).to_contain_text("24")  # bad_name
+    other = '<img src=x onerror="alert(2)">'[:24]
+    guest.page.fill("#join-name", other)
+    guest.page.click("form.join button[type=submit]")
+    for p in (host, guest):
+        names = p.page.locator(".players .name")
+        expect(names).to_have_count(2)
+        expect(names.nth(0)).to_have_text(HOSTILE[:24])
+        expect(names.nth(1)).to_have_text(other)
+        assert p.page.locator("main script, main img").count() == 0
+    host.page.click("button.start")
+    wait_playing(guest)
+    assert not host.dialogs and not guest.dialogs
+    host.screenshot("hostile-names")
+
+
+def _wire_board(game: Game) -> dict[str, Any]:
+    board = game.board
+    return {
+        "columns": [[str(c) for c in col] for col in board.columns],
+        "cells": [None if c is None else str(c) for c in board.cells],
+        "foundations": {s.letter: board.foundations[s] for s in Suit},
+    }
+
+
+def test_client_rules_agree_with_the_engine(players: Any) -> None:
+    """Every move from positions of random games: same verdict, same reason, same taps."""
+    rng = random.Random(20261130)
+    cases = []
+    for deal, cells in ((1, 4), (860, 2), (31, 1), (617, 4)):
+        game = Game(f"BK1-C{cells}-{_base32(deal)}")
+        for _ in range(40):
+            board = game.board
+            places = [*range(8), *range(FIRST_CELL, FIRST_CELL + len(board.cells)), FOUNDATION]
+            verdicts = []
+            for src in places[:-1]:
+                size = len(board.columns[src]) if src < FIRST_CELL else 1
+                for dst in places:
+                    for count in range(1, max(size, 1) + 1):
+                        try:
+                            board.check(src, dst, count)
+                            why = None
+                        except ValueError as error:
+                            why = str(error)
+                        verdicts.append([PLACE_NAMES[src], PLACE_NAMES[dst], count, why])
+            cards = [str(c) for col in board.columns for c in col] + [
+                str(c) for c in board.cells if c is not None
+            ]
+            taps = {
+                card: [_move(game.tap_move(card)), _move(game.double_tap_move(card))]
+                for card in cards
+            }
+            cases.append({"board": _wire_board(game), "verdicts": verdicts, "taps": taps})
+            moves = game.legal_moves()
+            if not moves:
+                break
+            game.play(rng.choice(moves))
+    p = players("Rules")
+    p.page.goto(p.base + "/")
+    mismatches = p.page.evaluate(
+        """async (cases) => {
+            const R = await import('/static/rules.js');
+            const bad = [];
+            for (const c of cases) {
+                for (const [src, dst, count, why] of c.verdicts) {
+                    const mine = R.whyIllegal(c.board, src, dst, count);
+                    if (mine !== why) bad.push({src, dst, count, why, mine});
+                }
+                for (const [card, [tap, double]] of Object.entries(c.taps)) {
+                    const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+                    if (!same(R.tapMove(c.board, card), tap)) bad.push({card, tap});
+                    if (!same(R.doubleTapMove(c.board, card), double)) bad.push({card, double});
+                }
+            }
+            return bad.slice(0, 10);
+        }""",
+        cases,
+    )
+    assert mismatches == []
+
+
+def _move(move: Any) -> dict[str, Any] | None:
+    return None if move is None else {"src": move.src, "dst": move.dst, "count": move.count}
+
+
+def _base32(deal: int) -> str:
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+    return "".join(alphabet[(deal >> (5 * i)) & 31] for i in reversed(range(7)))
