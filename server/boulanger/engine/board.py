@@ -12,6 +12,12 @@ from .deal import deal_columns
 from .errors import IllegalMoveError, InvalidNotationError
 from .moves import COLUMN_COUNT, FIRST_CELL, FOUNDATION, PLACE_NAMES, Move
 
+# Every move as a shared immutable value: _MOVES[src][dst][count - 1].
+_MOVES: list[list[list[Move]]] = [
+    [[Move(src, dst, count) for count in range(1, 14)] for dst in PLACE_NAMES]
+    for src in PLACE_NAMES
+]
+
 # Foundations are shown in the rules' order: spades, hearts, diamonds, clubs.
 _SHOWN_SUITS = (Suit.SPADES, Suit.HEARTS, Suit.DIAMONDS, Suit.CLUBS)
 
@@ -194,47 +200,49 @@ class Board:
         append = moves.append
         columns = self.columns
         foundations = self.foundations
-        names = PLACE_NAMES
-        empty_cols = [i for i in range(COLUMN_COUNT) if not columns[i]]
+        table = _MOVES
+        empty_cols = [i for i, col in enumerate(columns) if not col]
         free_cells = [FIRST_CELL + i for i, held in enumerate(self.cells) if held is None]
         # Each card goes on at most one column top: the same suit, one rank higher.
         tops: dict[int, int] = {col[-1]: i for i, col in enumerate(columns) if col}
         for i, card in enumerate(self.cells):
             if card is None:
                 continue
-            src = names[FIRST_CELL + i]
+            row = table[FIRST_CELL + i]
             if foundations[card & 3] == (card >> 2) - 1:
-                append(Move(src, "foundation"))
+                append(row[FOUNDATION][0])
             target = tops.get(card + 4)
             if target is not None:
-                append(Move(src, names[target]))
+                append(row[target][0])
             for e in empty_cols:
-                append(Move(src, names[e]))
+                append(row[e][0])
             for f in free_cells:
-                append(Move(src, names[f]))
+                append(row[f][0])
         free = len(free_cells)
         cap_occupied = (free + 1) << len(empty_cols)
         cap_empty = (free + 1) << max(len(empty_cols) - 1, 0)
         for s, col in enumerate(columns):
             if not col:
                 continue
-            src = names[s]
+            row = table[s]
             card = col[-1]
             if foundations[card & 3] == (card >> 2) - 1:
-                append(Move(src, "foundation"))
+                append(row[FOUNDATION][0])
             for f in free_cells:
-                append(Move(src, names[f]))
+                append(row[f][0])
             size = len(col)
             run = 1
             while run < size and col[-run - 1] == col[-run] + 4:
                 run += 1
-            for k in range(1, min(run, cap_occupied) + 1):
-                target = tops.get(col[-k] + 4)
+            # Only the whole run can go onto another column: each shorter
+            # group would need the card just under it, which is covered here.
+            if run <= cap_occupied:
+                target = tops.get(col[-run] + 4)
                 if target is not None:
-                    append(Move(src, names[target], k))
-            for k in range(1, min(run, cap_empty) + 1):
+                    append(row[target][run - 1])
+            for k in range(min(run, cap_empty)):
                 for e in empty_cols:
-                    append(Move(src, names[e], k))
+                    append(row[e][k])
         return moves
 
     def is_pointless(self, move: Move) -> bool:

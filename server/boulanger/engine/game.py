@@ -6,7 +6,7 @@ import enum
 from collections import deque
 from typing import Any
 
-from .board import Board
+from .board import _MOVES, Board
 from .cards import Card, parse_card
 from .codes import GameCode
 from .errors import (
@@ -20,6 +20,14 @@ from .errors import (
 from .moves import FIRST_CELL, FOUNDATION, PLACE_NAMES, Move, place_index
 
 UNDO_LIMIT = 100
+
+# Place name -> index for each cell count (removed cells are not places).
+_PLACES: dict[int, dict[str, int]] = {
+    cells: {
+        name: i for i, name in enumerate(PLACE_NAMES) if not FIRST_CELL + cells <= i < FOUNDATION
+    }
+    for cells in (1, 2, 3, 4)
+}
 FOUNDATION_POINTS = 10
 CELL_TO_COLUMN_POINTS = 5
 
@@ -80,17 +88,24 @@ class Game:
             move = Move.from_dict(move)
         elif isinstance(move, str):
             move = Move.parse(move)
-        cells = len(self.board.cells)
-        src = place_index(move.src, cells)
-        dst = place_index(move.dst, cells)
+        board = self.board
+        places = _PLACES[len(board.cells)]
         try:
-            card = self.board.check(src, dst, move.count)
+            src = places[move.src]
+            dst = places[move.dst]
+        except (KeyError, TypeError):
+            # Not a place in this game: let place_index say what is wrong.
+            src = place_index(move.src, len(board.cells))
+            dst = place_index(move.dst, len(board.cells))
+        count = move.count
+        try:
+            card = board.check(src, dst, count)
         except IllegalMoveError as error:
             raise IllegalMoveError(f"{move}: {error}") from None
-        self.board.apply(src, dst, move.count)
+        board.apply(src, dst, count)
         points = move_points(src, dst)
         self.score += points
-        self._undo.append((src, dst, move.count, points, card))
+        self._undo.append((src, dst, count, points, card))
         self.history.append(move)
         return points
 
@@ -109,7 +124,7 @@ class Game:
             self.board.apply(dst, src, count)
         self.score = max(0, self.score - points)
         self.history.append(None)
-        return Move(PLACE_NAMES[src], PLACE_NAMES[dst], count)
+        return _MOVES[src][dst][count - 1]
 
     def tap(self, card: Card | str) -> Move:
         """A single tap: send the card to its foundation when legal."""
