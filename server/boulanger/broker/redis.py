@@ -18,7 +18,11 @@ from collections import defaultdict
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .base import Broker, BrokerUnavailable, Listener, race_channel
 
@@ -51,6 +55,20 @@ class RedisBroker(Broker):
             socket_connect_timeout=2,
             socket_timeout=5,
             health_check_interval=10,
+            # A pooled connection that died with a Redis restart fails once:
+            # retry briefly on a fresh one before reporting the broker down.
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
+            retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        )
+        # Pub/sub on a client that never retries by itself: a dropped
+        # subscription must surface here, since what was published meanwhile
+        # is lost and every listener has to resync from the log.
+        self._subscriber: aioredis.Redis = aioredis.Redis.from_url(
+            url,
+            decode_responses=True,
+            socket_connect_timeout=2,
+            health_check_interval=10,
+            retry=Retry(ExponentialBackoff(), retries=0),
         )
         self._append = self.redis.register_script(_APPEND)
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
@@ -68,6 +86,7 @@ class RedisBroker(Broker):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
         await self._drop_pubsub()
+        await self._subscriber.aclose()
         await self.redis.aclose()
 
     async def ping(self) -> bool:
@@ -110,22 +129,24 @@ class RedisBroker(Broker):
     # -- pub/sub -----------------------------------------------------------
 
     async def subscribe(self, channel: str, listener: Listener) -> None:
-        first = channel not in self._listeners
-        self._listeners[channel].add(listener)
-        if first and self._pubsub is not None:
-            async with self._subscribe_lock:
+        # Under the lock that (re)connecting holds too: a channel added while
+        # the read loop connects is either in its SUBSCRIBE or subscribed here.
+        async with self._subscribe_lock:
+            first = channel not in self._listeners
+            self._listeners[channel].add(listener)
+            if first and self._pubsub is not None:
                 with contextlib.suppress(RedisError, OSError):
-                    await self._pubsub.subscribe(channel)  # the read loop resubscribes on failure
+                    await self._pubsub.subscribe(channel)  # on failure the read loop resubscribes
 
     async def unsubscribe(self, channel: str, listener: Listener) -> None:
-        listeners = self._listeners.get(channel)
-        if listeners is None:
-            return
-        listeners.discard(listener)
-        if not listeners:
-            del self._listeners[channel]
-            if self._pubsub is not None:
-                async with self._subscribe_lock:
+        async with self._subscribe_lock:
+            listeners = self._listeners.get(channel)
+            if listeners is None:
+                return
+            listeners.discard(listener)
+            if not listeners:
+                del self._listeners[channel]
+                if self._pubsub is not None:
                     with contextlib.suppress(RedisError, OSError):
                         await self._pubsub.unsubscribe(channel)
 
@@ -136,7 +157,7 @@ class RedisBroker(Broker):
             raise BrokerUnavailable(str(error)) from error
 
     async def _connect_pubsub(self) -> None:
-        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        pubsub = self._subscriber.pubsub(ignore_subscribe_messages=True)
         # A channel must be subscribed to for the connection to open.
         await pubsub.subscribe("bk:control", *self._listeners)
         self._pubsub = pubsub

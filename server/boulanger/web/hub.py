@@ -95,11 +95,15 @@ class RaceHub:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
-    async def catch_up(self) -> None:
+    async def catch_up(self) -> list[dict[str, Any]]:
+        """Apply what the log has beyond the replica; return those events."""
+        applied = []
         for event in await self.broker.read(self.race_id, self.race.seq):
             if event["seq"] == self.race.seq + 1:
                 self._apply(event)
+                applied.append(event)
         self._check_over()
+        return applied
 
     def _control(self, event: dict[str, Any]) -> None:
         if event.get("kind") == "kick":
@@ -188,7 +192,10 @@ class RaceHub:
                         if decision["seq"] == self.race.seq + 1:
                             self._apply(decision)
                         return decision
-                    await self.catch_up()
+                    # Refused: someone else appended first, or our own append
+                    # went through but its answer was lost (a retried call).
+                    if decision in await self.catch_up():
+                        return decision
                 except BrokerUnavailable:
                     raise ProtocolError(
                         "try_again", "the server cannot record actions right now; send it again"

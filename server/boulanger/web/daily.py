@@ -1,0 +1,567 @@
+"""The daily challenge over HTTP and WebSocket (docs/protocol.md, "Daily challenge").
+
+- ``GET /api/daily`` and ``GET /api/daily/{date}``: the deal of a day.
+- ``POST /api/daily/{date}/attempts``: a one-player race on the day's deal.
+  A player key's first attempt of today is *ranked*: its result goes on the
+  leaderboard when the race is over (:meth:`Daily.on_over`, the race hubs'
+  on-over hook). Later attempts, and attempts on past days, are practice.
+- ``GET /api/daily/{date}/leaderboard``, ``.../me`` and ``.../records/{entry_id}``.
+- ``/ws/daily/{date}``: the live leaderboard. Each process subscribes once per
+  day watched to the day's channel, where every new entry is published, and
+  pushes the top of the leaderboard to its watchers at most twice a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import re
+import time
+from collections import deque
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from ..broker import Broker, BrokerUnavailable
+from ..broker.daily import DailyStore, daily_channel, open_daily_store, parse_published
+from ..race import daily as d
+from ..race import protocol as p
+from ..race.errors import ProtocolError
+from ..race.ids import new_race_id, new_secret, secret_hash
+from ..race.race import RaceMeta
+from ..solver import catalog
+from .connection import (
+    CLOSE_GOING_AWAY,
+    CLOSE_IDLE,
+    CLOSE_INTERNAL,
+    CLOSE_NO_RACE,
+    CLOSE_POLICY,
+    CLOSE_TOO_BIG,
+    CLOSE_TRY_AGAIN,
+    CLOSE_UNSUPPORTED,
+    Connection,
+    TokenBucket,
+)
+from .http import MAX_BODY, error
+from .hub import RaceHub, now_ms
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from .app import Server
+
+log = logging.getLogger(__name__)
+
+PAGE_DEFAULT, PAGE_MAX = 20, 100
+OFFSET_MAX = 10_000_000
+LIVE_TOP = 20  # entries in each live leaderboard message
+LIVE_INTERVAL_S = 0.5  # at most two live messages a second per watcher
+RECENT_MAX = 20
+PLAYER_KEY_HEADER = "x-player-key"
+_PLAYER_KEY = re.compile(r"[A-Za-z0-9._~-]{16,128}", re.ASCII)
+
+
+class Refused(Exception):
+    """An HTTP request refused: answered with :func:`boulanger.web.http.error`."""
+
+    def __init__(self, status: int, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.response = error(status, code, reason)
+
+
+def challenge(day: date) -> dict[str, Any]:
+    """A day's challenge as ``GET /api/daily`` answers it."""
+    code = d.game_code(day)
+    entry = catalog.lookup(code)
+    return {
+        "date": day.isoformat(),
+        "code": str(code),
+        "par": None if entry is None else entry.par,
+        "next_at": d.next_at(day),
+    }
+
+
+def _host_key(player_key: str, race_id: str) -> str:
+    """The ranked attempt's host key: only the player key's holder (and we) can make it again."""
+    return hmac.new(
+        player_key.encode(), f"daily-host:{race_id}".encode(), hashlib.sha256
+    ).hexdigest()
+
+
+class Daily:
+    """The daily challenge in one server process: its store and live leaderboards."""
+
+    def __init__(self, broker: Broker, settings: Settings) -> None:
+        self.broker = broker
+        self.settings = settings
+        self.store: DailyStore = open_daily_store(broker, settings.daily_retention_days)
+        self.boards: dict[date, LiveBoard] = {}
+
+    async def close(self) -> None:
+        for board in list(self.boards.values()):
+            await board.close()
+        self.boards.clear()
+
+    # -- results -----------------------------------------------------------
+
+    async def on_over(self, hub: RaceHub) -> None:
+        """The race hubs' on-over hook: record a ranked attempt's result (idempotent)."""
+        race = hub.race
+        meta = race.meta
+        if meta.daily is None or not meta.ranked or meta.player_key_hash is None:
+            return
+        host = next((pl for pl in race.players.values() if pl.host), None)
+        if host is None:  # nobody joined as the host: the race cannot have started
+            return
+        entry = d.entry_from_standing(race.standing(host), meta.time_limit_s * 1000)
+        recorded = await self.store.record(
+            d.parse_date(meta.daily), meta.player_key_hash, entry, race.record(host.player_id)
+        )
+        if recorded.created:
+            log.info("daily %s: entry %d recorded", meta.daily, recorded.ranked.entry_id)
+
+    async def settle(self, server: Server, day: date, key_hash: str) -> d.RankedEntry | None:
+        """The player's entry, recording it first when their ranked race is over unrecorded.
+
+        A race left without connections is closed in its process before its
+        time limit passes; opening it again ends it (and records it) here.
+        """
+        ranked = await self.store.player(day, key_hash)
+        if ranked is not None:
+            return ranked
+        race_id = await self.store.attempt(day, key_hash)
+        hub = None if race_id is None else await server.hubs.get(race_id)
+        if hub is None:
+            return None
+        await hub.catch_up()
+        if hub.race.over_reason is None and hub.race.decide_over(now_ms()) is not None:
+            with contextlib.suppress(ProtocolError):
+                await hub.submit(lambda: hub.race.decide_over(now_ms()))
+        if hub.race.over_reason is None:
+            return None
+        await self.on_over(hub)
+        return await self.store.player(day, key_hash)
+
+    # -- live leaderboards -----------------------------------------------
+
+    async def watch(self, day: date, conn: Connection) -> LiveBoard:
+        board = self.boards.get(day)
+        if board is None:
+            board = self.boards[day] = LiveBoard(self.broker, self.store, day)
+            await board.open()
+        await board.ready.wait()
+        await board.greet(conn)
+        return board
+
+    async def leave(self, board: LiveBoard, conn: Connection) -> None:
+        board.connections.discard(conn)
+        if not board.connections and self.boards.get(board.day) is board:
+            del self.boards[board.day]
+            await board.close()
+
+
+class LiveBoard:
+    """One day's live leaderboard in this process: one subscription, coalesced pushes.
+
+    New entries (from any process, through the broker) only mark the board
+    changed; a push reads the top of the leaderboard once and sends the same
+    text to every watcher here, no sooner than ``LIVE_INTERVAL_S`` after the
+    previous push. A lost pub/sub message costs nothing but delay: every push
+    reads the store, and a broker reconnect triggers one.
+    """
+
+    def __init__(self, broker: Broker, store: DailyStore, day: date) -> None:
+        self.broker = broker
+        self.store = store
+        self.day = day
+        self.channel = daily_channel(day)
+        self.connections: set[Connection] = set()
+        self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_MAX)
+        self.ready = asyncio.Event()
+        self.pushes = 0
+        self._lock = asyncio.Lock()
+        self._dirty = False
+        self._last = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        try:
+            await self.broker.subscribe(self.channel, self)
+        finally:
+            self.ready.set()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.broker.unsubscribe(self.channel, self)
+
+    def on_message(self, data: str) -> None:
+        try:
+            self.recent.append(parse_published(data).to_wire())
+        except (ValueError, KeyError, TypeError):
+            log.warning("daily %s: unreadable message on %s", self.day, self.channel)
+        self._changed()
+
+    def on_resync(self) -> None:
+        self._changed()
+
+    def _changed(self) -> None:
+        self._dirty = True
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._push_loop())
+
+    async def _message(self, recent: list[dict[str, Any]]) -> str:
+        page = await self.store.page(self.day, 0, LIVE_TOP)
+        entries = [ranked.to_wire() for ranked in page.entries]
+        return d.DailyLeaderboard(self.day.isoformat(), page.total, entries, recent).encode()
+
+    async def greet(self, conn: Connection) -> None:
+        """Send the leaderboard to a new watcher, then add it to the pushes' audience."""
+        async with self._lock:
+            conn.send(await self._message([]))
+            self.connections.add(conn)
+
+    async def _push_loop(self) -> None:
+        while self._dirty and self.connections:
+            wait = self._last + LIVE_INTERVAL_S - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            async with self._lock:
+                self._dirty = False
+                recent = list(self.recent)
+                self.recent.clear()
+                self._last = time.monotonic()
+                try:
+                    text = await self._message(recent)
+                except BrokerUnavailable:
+                    self.recent.extendleft(reversed(recent))
+                    self._dirty = True
+                    continue
+                self.pushes += 1
+                for conn in list(self.connections):
+                    conn.send(text)
+
+
+# -- HTTP ---------------------------------------------------------------------
+
+
+def _server(request: Request | WebSocket) -> Server:
+    server: Server = request.app.state.server
+    return server
+
+
+def _day(text: str) -> date:
+    """A date with a challenge that is out: 400 when malformed, 404 when not out."""
+    try:
+        day = d.parse_date(text)
+    except d.DateError as exc:
+        raise Refused(400, "bad_date", str(exc)) from None
+    if day < d.FIRST_DAY:
+        raise Refused(404, "no_daily", f"the daily challenge starts on {d.FIRST_DAY}")
+    if day > d.today(now_ms()):
+        raise Refused(404, "no_daily", f"the daily challenge of {day} is not out yet")
+    return day
+
+
+def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    if not text.isascii() or not text.isdigit() or not low <= int(text) <= high:
+        raise Refused(400, "bad_message", f"{name} must be an integer from {low} to {high}")
+    return int(text)
+
+
+def _player_key(value: Any) -> str:
+    if not isinstance(value, str) or not _PLAYER_KEY.fullmatch(value):
+        raise Refused(
+            400, "bad_player_key", "a player key is 16 to 128 characters: A-Z a-z 0-9 . _ ~ -"
+        )
+    return value
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        raise Refused(413, "bad_message", "body too large")
+    try:
+        data = json.loads(body or b"{}")
+    except ValueError:
+        raise Refused(400, "bad_message", "the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise Refused(400, "bad_message", "the body must be a JSON object")
+    return data
+
+
+def _refusals(handler: Any) -> Any:
+    async def wrapped(request: Request) -> Response:
+        try:
+            response: Response = await handler(request)
+        except Refused as refused:
+            return refused.response
+        return response
+
+    wrapped.__name__ = handler.__name__
+    wrapped.__doc__ = handler.__doc__
+    return wrapped
+
+
+@_refusals
+async def today_challenge(request: Request) -> Response:
+    return JSONResponse(challenge(d.today(now_ms())))
+
+
+@_refusals
+async def day_challenge(request: Request) -> Response:
+    return JSONResponse(challenge(_day(request.path_params["date"])))
+
+
+@_refusals
+async def leaderboard(request: Request) -> Response:
+    day = _day(request.path_params["date"])
+    limit = _int_param(request, "limit", PAGE_DEFAULT, 1, PAGE_MAX)
+    offset = _int_param(request, "offset", 0, 0, OFFSET_MAX)
+    page = await _server(request).daily.store.page(day, offset, limit)
+    return JSONResponse(
+        {
+            "date": day.isoformat(),
+            "total": page.total,
+            "offset": offset,
+            "limit": limit,
+            "entries": [ranked.to_wire() for ranked in page.entries],
+        }
+    )
+
+
+@_refusals
+async def create_attempt(request: Request) -> Response:
+    """A one-player race on the day's deal: ranked for a key's first attempt of today."""
+    server = _server(request)
+    day = _day(request.path_params["date"])
+    data = await _body(request)
+    unknown = set(data) - {"player_key", "name"}
+    if unknown:
+        raise Refused(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
+    player_key = _player_key(data.get("player_key"))
+    name = data.get("name")
+    if name is not None:
+        cleaned = " ".join(name.split()) if isinstance(name, str) else ""
+        if not 1 <= len(cleaned) <= p.NAME_MAX or not cleaned.isprintable():
+            raise Refused(400, "bad_name", f"a name has 1 to {p.NAME_MAX} printable characters")
+    address = request.client.host if request.client else "?"
+    if not server.addresses.may_create(address):
+        raise Refused(429, "too_many_races", "too many races created from this address")
+    key_hash = secret_hash(player_key)
+    daily = server.daily
+    ranked = False
+    if day == d.today(now_ms()) and await daily.settle(server, day, key_hash) is None:
+        race_id = await daily.store.claim_attempt(day, key_hash, new_race_id())
+        host_key = _host_key(player_key, race_id)
+        ranked = True
+        if await server.broker.race_meta(race_id) is None:
+            await _create_race(server, day, race_id, host_key, key_hash, ranked=True)
+    else:
+        race_id, host_key = new_race_id(), new_secret()
+        await _create_race(server, day, race_id, host_key, key_hash, ranked=False)
+    answer = {
+        "race_id": race_id,
+        "url": f"/race/{race_id}",
+        "host_key": host_key,
+        "ranked": ranked,
+        **challenge(day),
+    }
+    return JSONResponse(answer, status_code=201)
+
+
+async def _create_race(
+    server: Server, day: date, race_id: str, host_key: str, key_hash: str, *, ranked: bool
+) -> None:
+    info = challenge(day)
+    meta = RaceMeta(
+        race_id=race_id,
+        code=info["code"],
+        created_at=now_ms(),
+        host_key_hash=secret_hash(host_key),
+        time_limit_s=server.settings.time_limit_s,
+        countdown_ms=server.settings.countdown_ms,
+        practice=False,
+        par=info["par"],
+        winnable=True if info["par"] is not None else None,
+        daily=day.isoformat(),
+        ranked=ranked,
+        player_key_hash=key_hash,
+    )
+    await server.broker.create_race(race_id, meta.to_dict())
+
+
+@_refusals
+async def my_standing(request: Request) -> Response:
+    """The caller's rank, entry, streak and ranked attempt; the player key is a header."""
+    server = _server(request)
+    day = _day(request.path_params["date"])
+    key_hash = secret_hash(_player_key(request.headers.get(PLAYER_KEY_HEADER)))
+    daily = server.daily
+    ranked = await daily.settle(server, day, key_hash)
+    race_id = await daily.store.attempt(day, key_hash)
+    streak = await daily.store.streak(key_hash, day)
+    total = (await daily.store.page(day, 0, 0)).total
+    share = None
+    if ranked is not None:
+        share = d.share_text(day, ranked, total, streak, challenge(day)["par"])
+    return JSONResponse(
+        {
+            "date": day.isoformat(),
+            "rank": None if ranked is None else ranked.rank,
+            "total": total,
+            "entry": None if ranked is None else ranked.to_wire(),
+            "streak": streak,
+            "attempt": None if race_id is None else {"race_id": race_id, "url": f"/race/{race_id}"},
+            "share": share,
+        }
+    )
+
+
+@_refusals
+async def game_record(request: Request) -> Response:
+    day = _day(request.path_params["date"])
+    text = request.path_params["entry_id"]
+    if not text.isascii() or not text.isdigit() or len(text) > d.ENTRY_ID_DIGITS:
+        raise Refused(404, "unknown_entry", "no such entry")
+    record = await _server(request).daily.store.game_record(day, int(text))
+    if record is None:
+        raise Refused(404, "unknown_entry", "no such entry")
+    return JSONResponse(record)
+
+
+# -- the live leaderboard WebSocket -------------------------------------------
+
+
+async def daily_socket(websocket: WebSocket) -> None:
+    server = _server(websocket)
+    address = websocket.client.host if websocket.client else "?"
+    if not server.addresses.enter(address):
+        await websocket.close(CLOSE_POLICY, "too many connections from this address")
+        return
+    try:
+        await websocket.accept()
+        try:
+            day = _day(websocket.path_params["date"])
+        except Refused:
+            await websocket.close(CLOSE_NO_RACE, "no such daily challenge")
+            return
+        await Watcher(server, day, websocket).run()
+    finally:
+        server.addresses.leave(address)
+
+
+class Watcher:
+    """One watcher's connection to a day's live leaderboard."""
+
+    def __init__(self, server: Server, day: date, websocket: WebSocket) -> None:
+        self.server = server
+        self.settings = server.settings
+        self.day = day
+        self.websocket = websocket
+        self.conn = Connection(websocket, self.settings.outbound_queue)
+        self.budget = TokenBucket(self.settings.message_burst, self.settings.messages_per_second)
+
+    async def run(self) -> None:
+        conn = self.conn
+        daily = self.server.daily
+        board: LiveBoard | None = None
+        reader = asyncio.create_task(self._read_loop())
+        heart = asyncio.create_task(self._heartbeat())
+        closed = asyncio.create_task(conn.closed.wait())
+        try:
+            try:
+                board = await daily.watch(self.day, conn)
+            except BrokerUnavailable:
+                conn.close(CLOSE_TRY_AGAIN)
+            await asyncio.wait({reader, closed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (reader, heart, closed):
+                task.cancel()
+            for task in (reader, heart, closed):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            if board is not None:
+                await daily.leave(board, conn)
+            if conn.close_code is None:
+                conn.close(CLOSE_GOING_AWAY if self.server.stopping else 1000)
+            await conn.shutdown()
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.ping_interval_s)
+            if time.monotonic() - self.conn.last_heard > self.settings.idle_timeout_s:
+                self.conn.close(CLOSE_IDLE)
+                return
+            self.conn.send(p.ServerPing(now_ms()).encode())
+
+    async def _read_loop(self) -> None:
+        conn = self.conn
+        try:
+            while True:
+                frame = await self.websocket.receive()
+                if frame["type"] == "websocket.disconnect":
+                    conn.close(frame.get("code") or 1000)
+                    return
+                conn.last_heard = time.monotonic()
+                text = frame.get("text")
+                if text is None:
+                    self._error("bad_json", "binary frames are not accepted")
+                    conn.close(CLOSE_UNSUPPORTED)
+                    return
+                if len(text) > self.settings.max_frame_bytes:
+                    conn.close(CLOSE_TOO_BIG)
+                    return
+                if not self.budget.take():
+                    self._error("bad_message", "too many messages: slow down")
+                    conn.close(CLOSE_POLICY)
+                    return
+                self._handle(text)
+        except WebSocketDisconnect as gone:
+            conn.close(gone.code or 1000)
+        except Exception:
+            log.exception("daily %s: watcher connection failed", self.day)
+            self._error("internal", "unexpected server error")
+            conn.close(CLOSE_INTERNAL)
+
+    def _error(self, code: str, reason: str) -> None:
+        self.conn.send(p.Error(code, reason).encode())
+
+    def _handle(self, text: str) -> None:
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            self._error("bad_json", "the frame is not valid JSON")
+            return
+        try:
+            message = p.decode(data, d.CLIENT_MESSAGES)
+        except ProtocolError as refused:
+            self._error(refused.code, refused.reason)
+            return
+        if isinstance(message, p.Ping):
+            self.conn.send(p.ServerPong(message.t).encode())
+
+
+def routes() -> list[BaseRoute]:
+    """The daily challenge's routes, for :func:`boulanger.web.app.create_app`."""
+    return [
+        Route("/api/daily", today_challenge),
+        Route("/api/daily/{date}", day_challenge),
+        Route("/api/daily/{date}/leaderboard", leaderboard),
+        Route("/api/daily/{date}/attempts", create_attempt, methods=["POST"]),
+        Route("/api/daily/{date}/me", my_standing),
+        Route("/api/daily/{date}/records/{entry_id}", game_record),
+        WebSocketRoute("/ws/daily/{date}", daily_socket),
+    ]
