@@ -238,8 +238,8 @@ def parse_fc_solve(output: str, cells: int) -> Solution:
     return Solution(actions, states)
 
 
-def solve(code: GameCode) -> Solution:
-    """Have fc-solve win the deal; its default scan first, then all move types."""
+def try_solve(code: GameCode) -> Solution | None:
+    """Have fc-solve win the deal (its default scan, then all move types); None if it cannot."""
     assert FC_SOLVE is not None
     board = fc_solve_board(Board.deal(code))
     for extra in ([], ["-to", "01ABCDE"]):
@@ -254,7 +254,13 @@ def solve(code: GameCode) -> Solution:
         )
         if "This game is solveable." in result.stdout:
             return parse_fc_solve(result.stdout, code.cells)
-    raise AssertionError(f"fc-solve did not solve {code}: {result.stdout[-300:]}")
+    return None
+
+
+def solve(code: GameCode) -> Solution:
+    solution = try_solve(code)
+    assert solution is not None, f"fc-solve did not win {code}"
+    return solution
 
 
 def position(game: Game) -> tuple[list[list[str]], list[str | None], list[int]]:
@@ -297,6 +303,23 @@ def test_fc_solve_solution_replays_position_by_position(code: str) -> None:
         1 for a in solution.actions if a["src"].startswith("cell") and a["dst"].startswith("col")
     )
     assert game.score == 520 + 5 * cell_to_column
+
+
+@needs_fc_solve
+def test_fc_solve_wins_of_deals_1_to_60_replay_position_by_position() -> None:
+    won = 0
+    for deal in range(1, 61):
+        code = GameCode(deal)
+        solution = try_solve(code)
+        if solution is None:
+            continue  # about one deal in four has no win (or none fc-solve finds)
+        won += 1
+        game = Game(code)
+        for n, action in enumerate(solution.actions, start=1):
+            game.play(action)
+            assert position(game) == solution.states[n], f"deal {deal}, action {n}: {action}"
+        assert game.board.won, f"deal {deal}"
+    assert won >= 40
 
 
 @needs_fc_solve
