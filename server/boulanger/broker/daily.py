@@ -123,7 +123,10 @@ class DailyStore(abc.ABC):
 
     @abc.abstractmethod
     async def page(self, day: date, offset: int, limit: int) -> Page:
-        """Entries ``offset`` .. ``offset + limit - 1`` in leaderboard order, and the total."""
+        """Entries ``offset`` .. ``offset + limit - 1`` in leaderboard order, and the total.
+
+        ``limit`` 0 answers the total only.
+        """
 
     @abc.abstractmethod
     async def player(self, day: date, key_hash: str) -> RankedEntry | None:
@@ -147,6 +150,11 @@ class DailyStore(abc.ABC):
             if len(days) < STREAK_BATCH or min(days) < day - timedelta(days=count + 1):
                 return count
             upto = min(days) - timedelta(days=1)
+
+
+def _check_page(offset: int, limit: int) -> None:
+    if offset < 0 or limit < 0:
+        raise ValueError(f"a page needs offset >= 0 and limit >= 0, not {offset} and {limit}")
 
 
 def open_daily_store(broker: Broker, retention_days: int) -> DailyStore:
@@ -234,6 +242,7 @@ class MemoryDailyStore(DailyStore):
         return RankedEntry(rank, entry_id, found.entries[entry_id])
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
+        _check_page(offset, limit)
         found = self._day(day)
         if found is None:
             return Page(0, [])
@@ -261,7 +270,7 @@ class MemoryDailyStore(DailyStore):
 
 # -- in Redis ------------------------------------------------------------------
 
-# KEYS: players, board, entries, records, ids, channel-less; ARGV: key hash,
+# KEYS: players, board, entries, records, ids; ARGV: key hash,
 # ranking key prefix (without the id), entry JSON, record JSON, expire-at ms,
 # channel, date.
 _RECORD = """
@@ -284,8 +293,9 @@ return {1, key, rank}
 
 # KEYS: board, entries; ARGV: offset, limit. Answers total, then id, JSON pairs.
 _PAGE = """
-local keys = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[1] + ARGV[2] - 1)
 local out = {redis.call('ZCARD', KEYS[1])}
+if tonumber(ARGV[2]) < 1 then return out end
+local keys = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[1] + ARGV[2] - 1)
 for _, key in ipairs(keys) do
   local id = tostring(tonumber(string.sub(key, -10)))
   out[#out + 1] = id
@@ -370,6 +380,7 @@ class RedisDailyStore(DailyStore):
         return Recorded(bool(created), ranked)
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
+        _check_page(offset, limit)
         keys = [_day_key(day, "board"), _day_key(day, "entries")]
         try:
             answer = await self._page(keys=keys, args=[offset, limit])

@@ -20,6 +20,7 @@ from ..engine import GameCode
 from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.race import RaceMeta
 from . import http
+from .daily import Daily
 from .hub import Hubs, now_ms
 from .settings import Settings
 from .socket import race_socket
@@ -65,7 +66,10 @@ class Server:
     def __init__(self, settings: Settings, broker: Broker | None = None) -> None:
         self.settings = settings
         self.broker = broker or open_broker(settings.broker_url)
-        self.hubs = Hubs(self.broker, settings.idle_race_s)
+        # The daily challenge: its store and live leaderboards; it records ranked
+        # attempts when their races are over (boulanger.web.daily).
+        self.daily = Daily(self.broker, settings)
+        self.hubs = Hubs(self.broker, settings.idle_race_s, on_over=self.daily.on_over)
         self.addresses = AddressLimits(
             settings.max_connections_per_address, settings.races_per_minute_per_address
         )
@@ -84,6 +88,7 @@ class Server:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
         await self.hubs.close()
+        await self.daily.close()  # daily challenge
         await self.broker.close()
         self.solver.close()
 

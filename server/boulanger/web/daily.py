@@ -157,7 +157,11 @@ class Daily:
             board = self.boards[day] = LiveBoard(self.broker, self.store, day)
             await board.open()
         await board.ready.wait()
-        await board.greet(conn)
+        try:
+            await board.greet(conn)
+        except BaseException:
+            await self.leave(board, conn)
+            raise
         return board
 
     async def leave(self, board: LiveBoard, conn: Connection) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute
 
 from ..broker import BrokerUnavailable
 from ..engine import EngineError, GameCode
@@ -123,6 +123,8 @@ async def race_record(request: Request) -> Response:
     return JSONResponse(race.record(player_id))
 
 
-def daily_routes() -> list[Route]:
+def daily_routes() -> list[BaseRoute]:
     """The daily challenge's routes (see boulanger.web.daily)."""
-    return []
+    from .daily import routes  # imported here: boulanger.web.daily imports this module
+
+    return routes()

@@ -34,6 +34,8 @@ class Settings:
     solve_budget_s: float = 1.0
     # How long a finished race's replica stays in a process's memory.
     idle_race_s: float = 600.0
+    # Daily challenge: days a day's leaderboard is kept after it ends (boulanger.web.daily).
+    daily_retention_days: int = 90
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -55,6 +57,8 @@ class Settings:
             settings.ping_interval_s = float(env["BOULANGER_PING_INTERVAL_S"])
         if "BOULANGER_IDLE_TIMEOUT_S" in env:
             settings.idle_timeout_s = float(env["BOULANGER_IDLE_TIMEOUT_S"])
+        if "BOULANGER_DAILY_RETENTION_DAYS" in env:  # daily challenge
+            settings.daily_retention_days = int(env["BOULANGER_DAILY_RETENTION_DAYS"])
         for name, value in overrides.items():
             if value is not None:
                 setattr(settings, name, value)
