@@ -1,0 +1,1082 @@
+"""Load generator: bot players racing through the real WebSocket protocol.
+
+Bots join races of 8 (the host starts each race), and play real games of
+Baker's Game: each keeps a local mirror of its game (boulanger.engine.Game)
+and follows the solver's solution of its deal, sent as ``move``, ``tap`` or
+``double_tap``, with a few illegal moves (answered by ``reject``) and
+detours taken back by ``undo`` mixed in, like a human. Near the end of the
+solution a bot rewinds a few moves with ``undo`` and plays them again, so
+the load stays steady for as long as a run lasts (``--finish`` lets bots win).
+
+Paces: ``human`` (one action every 500 ms per player, jittered 250-750 ms)
+and ``flat`` (the next action as soon as the previous one is answered).
+
+Targets, each started here on free loopback ports, pinned to core 0 (the
+load generator pins itself to core 1):
+
+- ``baseline``: bench/fanout_baseline.py, a bare uvicorn + Starlette fan-out;
+- ``memory``:   one ``boulanger serve`` on the embedded broker;
+- ``redis``:    one ``boulanger serve`` on a throwaway redis-server;
+- ``redis2``:   two ``boulanger serve`` on one redis-server, each race's
+                players split across both processes.
+
+Measured: action->ack latency, action->rival's progress event latency
+(matched by the race's seq), accepted actions per second, errors,
+disconnects, lost events (every connected player must see every event of
+its race, in order), and the CPU and resident memory of the server
+process(es) and of redis-server, read from /proc.
+
+    .venv/bin/python bench/load.py run --target memory --pace human --players 2000
+    .venv/bin/python bench/load.py idle --target memory --players 2000
+    .venv/bin/python bench/load.py suite --out /tmp/bench.json   # everything, one run
+
+Only loopback addresses are used. The per-address limits of the server (64
+connections, 20 races a minute) are met by spreading clients over source
+addresses in 127.0.0.0/8 (50 connections, 15 races per address).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing as mp
+import os
+import random
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from array import array
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "server"))
+
+from boulanger.engine import Game, IllegalMoveError, Move  # noqa: E402
+from boulanger.engine.moves import FIRST_CELL, FOUNDATION, PLACE_NAMES  # noqa: E402
+
+SERVER_CORE = 0
+LOAD_CORE = 1
+RACE_SIZE = 8
+PER_ADDRESS = 50  # connections per source address (the server allows 64)
+RACES_PER_ADDRESS = 15  # races created per source address and minute (the server allows 20)
+SOLUTIONS = Path(tempfile.gettempdir()) / "boulanger-bench-solutions.json"
+DEALS = 300  # races use the first DEALS catalog deals, solved once and cached
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+# -- processes and /proc ----------------------------------------------------
+
+
+def pin(core: int) -> None:
+    with contextlib.suppress(OSError):
+        os.sched_setaffinity(0, {core})
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc/<pid>/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_kb(pid: int) -> int:
+    """Resident memory of a process (VmRSS), from /proc/<pid>/status."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"{what} did not come up")
+
+
+def wait_healthy(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
+    import httpx
+
+    wait_port(port, proc, what)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"{what} is not healthy")
+
+
+class Target:
+    """The server side of a run: redis-server and server processes, pinned to core 0."""
+
+    KINDS = ("baseline", "memory", "redis", "redis2")
+
+    def __init__(self, kind: str, env: dict[str, str], fsync: str = "everysec") -> None:
+        if kind not in self.KINDS:
+            raise ValueError(f"target must be one of {self.KINDS}")
+        self.kind = kind
+        self.env = {**os.environ, **env}
+        self.fsync = fsync
+        self.dir = tempfile.mkdtemp(prefix="boulanger-bench-")
+        self.redis: subprocess.Popen[bytes] | None = None
+        self.servers: list[subprocess.Popen[bytes]] = []
+        self.ports: list[int] = []
+
+    @property
+    def ws_bases(self) -> list[str]:
+        return [f"ws://127.0.0.1:{port}" for port in self.ports]
+
+    @property
+    def http_bases(self) -> list[str]:
+        return [f"http://127.0.0.1:{port}" for port in self.ports]
+
+    @property
+    def pids(self) -> list[int]:
+        return [proc.pid for proc in self.servers]
+
+    def _spawn(self, args: list[str], log: str) -> subprocess.Popen[bytes]:
+        with open(Path(self.dir) / log, "ab") as out:
+            return subprocess.Popen(
+                args,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                preexec_fn=lambda: pin(SERVER_CORE),
+            )
+
+    def start(self) -> None:
+        broker = "memory://"
+        if self.kind in ("redis", "redis2"):
+            binary = shutil.which("redis-server")
+            if binary is None:
+                raise RuntimeError("redis-server is not installed")
+            port = free_port()
+            args = [
+                binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", self.dir,
+                "--save", "", "--protected-mode", "no",
+            ]  # fmt: skip
+            if self.fsync == "off":
+                args += ["--appendonly", "no"]
+            else:
+                args += ["--appendonly", "yes", "--appendfsync", self.fsync]
+            self.redis = self._spawn(args, "redis.log")
+            wait_port(port, self.redis, "redis-server")
+            broker = f"redis://127.0.0.1:{port}/0"
+        count = 2 if self.kind == "redis2" else 1
+        for n in range(count):
+            port = free_port()
+            if self.kind == "baseline":
+                countdown = self.env.get("BOULANGER_COUNTDOWN_MS", "1000")
+                args = [
+                    sys.executable, str(REPO / "bench" / "fanout_baseline.py"),
+                    "--port", str(port), "--countdown-ms", countdown,
+                ]  # fmt: skip
+            else:
+                args = [
+                    sys.executable, "-m", "boulanger", "serve", "--host", "127.0.0.1",
+                    "--port", str(port), "--broker", broker, "--log-level", "warning",
+                ]  # fmt: skip
+            proc = self._spawn(args, f"server{n}.log")
+            self.servers.append(proc)
+            self.ports.append(port)
+            wait_healthy(port, proc, f"{self.kind} server")
+
+    def stop(self) -> None:
+        for proc in [*self.servers, *([self.redis] if self.redis else [])]:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in [*self.servers, *([self.redis] if self.redis else [])]:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def log_tail(self, lines: int = 20) -> str:
+        out = []
+        for path in sorted(Path(self.dir).glob("*.log")):
+            text = path.read_text(errors="replace").splitlines()[-lines:]
+            out.append(f"--- {path.name}\n" + "\n".join(text))
+        return "\n".join(out)
+
+
+# -- deals and solutions ----------------------------------------------------
+
+
+def solutions(count: int = DEALS) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(code, solution actions) of the first ``count`` catalog deals; solved once, cached."""
+    from boulanger.solver import catalog, solve
+
+    cache: dict[str, list[dict[str, Any]]] = {}
+    if SOLUTIONS.exists():
+        with contextlib.suppress(ValueError):
+            cache = json.loads(SOLUTIONS.read_text())
+    out = []
+    changed = False
+    for entry in catalog.entries(4):
+        if len(out) == count:
+            break
+        code = str(entry.code)
+        if code not in cache:
+            found = solve(code, budget=10)
+            if found.result != "won":
+                continue
+            cache[code] = found.actions
+            changed = True
+        out.append((code, cache[code]))
+    if changed:
+        SOLUTIONS.write_text(json.dumps(cache))
+    return out
+
+
+def source_address(n: int) -> str:
+    """The n-th source address of the load generator, in 127.0.0.0/8 (never 127.0.0.1)."""
+    return f"127.0.{10 + n // 200}.{1 + n % 200}"
+
+
+async def create_races(
+    target: Target, count: int, deals: list[tuple[str, list[dict[str, Any]]]]
+) -> list[dict[str, Any]]:
+    """Create ``count`` races (through the HTTP API, or by name on the baseline)."""
+    races = []
+    if target.kind == "baseline":
+        for n in range(count):
+            code, sol = deals[n % len(deals)]
+            races.append({"race_id": f"r{n}", "code": code, "host_key": "-", "solution": sol})
+        return races
+    import httpx
+
+    base = target.http_bases[0]
+    clients: dict[int, httpx.AsyncClient] = {}
+    try:
+        for n in range(count):
+            group = n // RACES_PER_ADDRESS
+            if group not in clients:
+                transport = httpx.AsyncHTTPTransport(local_address=f"127.0.200.{1 + group}")
+                clients[group] = httpx.AsyncClient(base_url=base, transport=transport, timeout=30)
+            code, sol = deals[n % len(deals)]
+            answer = await clients[group].post("/api/races", json={"code": code})
+            if answer.status_code != 201:
+                raise RuntimeError(f"creating a race: {answer.status_code} {answer.text}")
+            body = answer.json()
+            races.append(
+                {
+                    "race_id": body["race_id"],
+                    "code": code,
+                    "host_key": body["host_key"],
+                    "solution": sol,
+                }
+            )
+    finally:
+        for client in clients.values():
+            await client.aclose()
+    return races
+
+
+# -- the bots (in worker processes) -----------------------------------------
+
+EVENTS = ("player_joined", "race_starting", "progress", "race_over", "rematch")
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.ack_ms = array("d")
+        self.rival_ms = array("d")
+        self.accepted = 0  # acks of actions sent in the window
+        self.rejected = 0  # rejects (expected ones) of actions sent in the window
+        self.sent = 0
+        self.errors: dict[str, int] = {}
+        self.disconnects = 0
+        self.close_codes: dict[str, int] = {}
+        self.lost = 0  # events skipped (a gap in seq)
+        self.disorder = 0  # events at or below the last seq seen
+        self.missing_at_end = 0  # events a connected player never received
+        self.connect_failures = 0
+
+    def error(self, kind: str) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+
+
+class RaceRun:
+    """The bots of one race, all in one worker process: rival latencies match here."""
+
+    def __init__(self, spec: dict[str, Any], stats: Stats, window: list[float]) -> None:
+        self.spec = spec
+        self.stats = stats
+        self.window = window  # [from, to] in perf_counter time
+        self.bots: list[Bot] = []
+        self.sent: dict[int, list[Any]] = {}  # seq -> [send time or None, rivals still to see it]
+        self.early: dict[int, list[float]] = {}  # seq -> arrival times seen before the ack
+        self.started = asyncio.Event()
+        self.start_at = 0.0
+
+    def rivals(self) -> int:
+        return sum(1 for bot in self.bots if bot.alive) - 1
+
+    def on_ack(self, seq: int, t_send: float, measured: bool) -> None:
+        early = self.early.pop(seq, ())
+        if measured:
+            for t in early:
+                self.stats.rival_ms.append((t - t_send) * 1000)
+        left = self.rivals() - len(early)
+        if left > 0:
+            self.sent[seq] = [t_send if measured else None, left]
+
+    def on_rival(self, seq: int, t: float) -> None:
+        entry = self.sent.get(seq)
+        if entry is None:
+            self.early.setdefault(seq, []).append(t)
+            return
+        if entry[0] is not None:
+            self.stats.rival_ms.append((t - entry[0]) * 1000)
+        entry[1] -= 1
+        if entry[1] <= 0:
+            del self.sent[seq]
+
+
+class Bot:
+    def __init__(
+        self, race: RaceRun, index: int, base: str, address: str, cfg: dict[str, Any]
+    ) -> None:
+        self.race = race
+        self.index = index
+        self.url = f"{base}/ws/races/{race.spec['race_id']}"
+        self.address = address
+        self.cfg = cfg
+        self.stats = race.stats
+        self.checks = cfg["target"] != "baseline"  # the baseline accepts everything
+        self.rnd = random.Random(hash((race.spec["race_id"], index, cfg["seed"])))
+        self.game = Game(race.spec["code"])
+        self.solution = [Move.from_dict(m) for m in race.spec["solution"]]
+        self.path = 0  # solution moves applied
+        self.stack: list[bool] = []  # applied moves: True = on the solution path, False = detour
+        self.rewind = 0
+        self.ws: Any = None
+        self.player_id = ""
+        self.last_seq = 0
+        self.alive = False
+        self.closing = False
+        self.pending: tuple[str, float, asyncio.Future[Any]] | None = None
+        self.joined: asyncio.Future[Any] | None = None
+        self.actions = 0
+        self.reader: asyncio.Task[None] | None = None
+        self.done = False
+
+    # -- connection --------------------------------------------------------
+
+    async def connect(self) -> bool:
+        from websockets.asyncio.client import connect
+
+        loop = asyncio.get_running_loop()
+        try:
+            self.ws = await connect(
+                self.url,
+                local_addr=(self.address, 0),
+                ping_interval=None,
+                max_size=2**20,
+                compression=self.cfg["compression"],
+                open_timeout=60,
+                close_timeout=2,
+            )
+        except Exception as error:
+            self.stats.connect_failures += 1
+            self.stats.error(f"connect: {type(error).__name__}")
+            return False
+        self.alive = True
+        self.joined = loop.create_future()
+        self.reader = asyncio.create_task(self.read_loop())
+        host_key = self.race.spec["host_key"] if self.index == 0 else None
+        join = {"type": "join", "role": "player", "name": f"bot{self.index}", "host_key": host_key}
+        try:
+            await self.ws.send(json.dumps(join))
+            async with asyncio.timeout(60):
+                welcome = await self.joined
+        except Exception as error:
+            self.stats.error(f"join: {type(error).__name__}")
+            return False
+        if welcome.get("type") != "welcome":
+            self.stats.error(f"join: {welcome.get('code')}")
+            return False
+        self.player_id = welcome["player_id"]
+        self.last_seq = max(self.last_seq, welcome["race"]["seq"])
+        return True
+
+    def event_seq(self, seq: int) -> None:
+        if seq == self.last_seq + 1:
+            self.last_seq = seq
+        elif seq > self.last_seq:
+            self.stats.lost += seq - self.last_seq - 1
+            self.last_seq = seq
+        else:
+            self.stats.disorder += 1
+
+    async def read_loop(self) -> None:
+        stats = self.stats
+        race = self.race
+        perf = time.perf_counter
+        try:
+            async for text in self.ws:
+                t = perf()
+                if text.startswith('{"type":"progress"'):
+                    i = text.index('"seq":') + 6
+                    seq = int(text[i : text.index(",", i)])
+                    if self.player_id:
+                        # Events of joined players only (the welcome's snapshot covers the rest).
+                        self.event_seq(seq)
+                    i = text.index('"player_id":"') + 13
+                    if text[i : text.index('"', i)] != self.player_id:
+                        race.on_rival(seq, t)
+                    continue
+                message = json.loads(text)
+                kind = message["type"]
+                if kind in ("ack", "reject"):
+                    pending = self.pending
+                    if pending is None or pending[0] != message["action_id"]:
+                        stats.error(f"unexpected {kind}")
+                        continue
+                    self.pending = None
+                    t_send = pending[1]
+                    measured = race.window[0] <= t_send < race.window[1]
+                    if measured:
+                        stats.ack_ms.append((t - t_send) * 1000)
+                    if kind == "ack":
+                        race.on_ack(message["seq"], t_send, measured)
+                        self.event_seq_ack(message["seq"])
+                    pending[2].set_result((message, measured))
+                elif kind in EVENTS:
+                    if self.player_id:
+                        self.event_seq(message["seq"])
+                    if kind == "race_starting":
+                        race.start_at = message["start_at"] / 1000
+                        race.started.set()
+                elif kind == "welcome" or kind == "error":
+                    if self.joined is not None and not self.joined.done():
+                        self.joined.set_result(message)
+                    else:
+                        stats.error(f"error {message.get('code')}")
+                elif kind == "ping":
+                    await self.ws.send(json.dumps({"type": "pong", "t": message["t"]}))
+        except Exception as error:
+            if not self.closing:
+                stats.error(f"read: {type(error).__name__}")
+        finally:
+            self.alive = False
+            if not self.closing:
+                stats.disconnects += 1
+                code = str(getattr(self.ws, "close_code", None))
+                stats.close_codes[code] = stats.close_codes.get(code, 0) + 1
+            if self.joined is not None and not self.joined.done():
+                self.joined.set_result({"type": "closed"})
+            if self.pending is not None and not self.pending[2].done():
+                self.pending[2].set_exception(ConnectionError("closed"))
+
+    def event_seq_ack(self, seq: int) -> None:
+        # The acting player sees its own progress event too (on boulanger);
+        # the baseline sends it only to the other 7: the ack stands for it.
+        if not self.checks:
+            self.event_seq(seq)
+
+    # -- playing -----------------------------------------------------------
+
+    def _place_card(self, src: str, depth: int) -> str:
+        index = PLACE_NAMES.index(src)
+        board = self.game.board
+        if index >= FIRST_CELL:
+            return str(board.cells[index - FIRST_CELL])
+        return str(board.columns[index][-depth])
+
+    def choose(self) -> tuple[dict[str, Any], str, Any]:
+        """The next action: (message, expected answer, effect on the mirror)."""
+        game, rnd, cfg = self.game, self.rnd, self.cfg
+        if self.rewind > 0 or (self.stack and not self.stack[-1]):
+            return {"type": "undo"}, "ack", "undo"
+        if self.path >= len(self.solution):
+            return {}, "", None  # won
+        if self.path == len(self.solution) - 1 and not cfg["finish"]:
+            self.rewind = rnd.randint(3, 20)
+            return {"type": "undo"}, "ack", "undo"
+        r = rnd.random()
+        if r < cfg["illegal"]:
+            bad = self._illegal()
+            if bad is not None:
+                return {"type": "move", **bad.to_dict()}, "reject", None
+        elif r < cfg["illegal"] + cfg["detour"]:
+            wanted = self.solution[self.path]
+            options = [m for m in game.legal_moves() if m != wanted]
+            if options:
+                move = rnd.choice(options)
+                return {"type": "move", **move.to_dict()}, "ack", ("detour", move)
+        move = self.solution[self.path]
+        if move.dst == "foundation" and move.count == 1 and rnd.random() < 0.4:
+            card = self._place_card(move.src, 1)
+            if game.tap_move(card) == move:
+                return {"type": "tap", "card": card}, "ack", ("path", move)
+        if rnd.random() < 0.2 and move.src.startswith("col"):
+            card = self._place_card(move.src, move.count)
+            if game.double_tap_move(card) == move:
+                return {"type": "double_tap", "card": card}, "ack", ("path", move)
+        return {"type": "move", **move.to_dict()}, "ack", ("path", move)
+
+    def _illegal(self) -> Move | None:
+        board = self.game.board
+        cells = len(board.cells)
+        places = list(range(8)) + list(range(FIRST_CELL, FIRST_CELL + cells)) + [FOUNDATION]
+        for _ in range(20):
+            src = self.rnd.randrange(8 + cells)
+            src = src if src < 8 else FIRST_CELL + src - 8
+            dst = self.rnd.choice(places)
+            if src == dst:
+                continue
+            try:
+                board.check(src, dst, 1)
+            except IllegalMoveError:
+                return Move(PLACE_NAMES[src], PLACE_NAMES[dst], 1)
+        return None
+
+    def apply(self, effect: Any, message: dict[str, Any]) -> None:
+        game = self.game
+        if effect == "undo":
+            game.undo()
+            if self.stack.pop():
+                self.path -= 1
+            if self.rewind > 0:
+                self.rewind -= 1
+        else:
+            kind, move = effect
+            game.play(move)
+            if kind == "path":
+                self.path += 1
+                self.stack.append(True)
+            else:
+                self.stack.append(False)
+        if self.checks:
+            view = message.get("game") or {}
+            if view.get("actions") != game.actions or view.get("score") != game.score:
+                self.stats.error("desync: ack game differs from the bot's mirror")
+                self.done = True
+
+    async def play(self, stop: float) -> None:
+        """Act until ``stop`` (perf_counter time)."""
+        race, cfg, stats = self.race, self.cfg, self.stats
+        loop = asyncio.get_running_loop()
+        perf = time.perf_counter
+        pace = cfg["pace_s"]
+        await race.started.wait()
+        delay = race.start_at - time.time()
+        if pace:
+            delay += self.rnd.uniform(0, pace)
+        await asyncio.sleep(max(0.0, delay) + 0.005)
+        next_at = perf()
+        while self.alive and not self.done:
+            if pace:
+                now = perf()
+                if next_at > now:
+                    await asyncio.sleep(next_at - now)
+            if perf() >= stop:
+                return
+            message, expected, effect = self.choose()
+            if not message:
+                self.done = True  # won
+                return
+            self.actions += 1
+            action_id = f"a{self.actions}"
+            message["action_id"] = action_id
+            future = loop.create_future()
+            t_send = perf()
+            self.pending = (action_id, t_send, future)
+            if race.window[0] <= t_send < race.window[1]:
+                stats.sent += 1
+            try:
+                await self.ws.send(json.dumps(message))
+                answer, measured = await future
+            except Exception:
+                return  # the reader counted the disconnect
+            kind = answer["type"]
+            if measured:
+                if kind == "ack":
+                    stats.accepted += 1
+                else:
+                    stats.rejected += 1
+            if kind == "ack" and (expected == "ack" or not self.checks):
+                if effect is not None:
+                    self.apply(effect, answer)
+            elif kind != expected and self.checks:
+                stats.error(f"expected {expected}, got {kind} {answer.get('code', '')}")
+                self.done = True
+            if pace:
+                next_at = t_send + pace * self.rnd.uniform(0.5, 1.5)
+
+    async def close(self) -> None:
+        self.closing = True
+        if self.ws is not None:
+            with contextlib.suppress(Exception):
+                await self.ws.close()
+        if self.reader is not None:
+            with contextlib.suppress(Exception):
+                await self.reader
+
+
+async def worker_async(conn: Any, cfg: dict[str, Any]) -> None:
+    loop = asyncio.get_running_loop()
+    stats = Stats()
+    window = [float("inf"), float("inf")]
+    races = [RaceRun(spec, stats, window) for spec in cfg["races"]]
+    bots = []
+    for race in races:
+        for index, (base, address) in enumerate(
+            zip(race.spec["bases"], race.spec["addresses"], strict=False)
+        ):
+            bot = Bot(race, index, base, address, cfg)
+            race.bots.append(bot)
+            bots.append(bot)
+    # Join: races one after the other, their 8 players at once; a bounded number in flight.
+    gate = asyncio.Semaphore(cfg["connect_concurrency"])
+
+    async def join_race(race: RaceRun) -> None:
+        async with gate:
+            for bot in race.bots:  # in order: the host first
+                await bot.connect()
+
+    await asyncio.gather(*(join_race(race) for race in races))
+    joined = sum(1 for bot in bots if bot.player_id)
+    conn.send(("joined", joined, len(bots)))
+    command = await loop.run_in_executor(None, conn.recv)
+    if command[0] == "go":
+        _, _start_wall, measure_from, measure_to, stop_wall = command
+        offset = time.perf_counter() - time.time()
+        window[0], window[1] = measure_from + offset, measure_to + offset
+        stop = stop_wall + offset
+        for race in races:
+            if race.bots and race.bots[0].player_id:
+                await race.bots[0].ws.send(json.dumps({"type": "start"}))
+        players = [asyncio.create_task(bot.play(stop)) for bot in bots if bot.player_id]
+        await asyncio.sleep(max(0.0, stop_wall - time.time()))
+        # Stop acting; let answers and events in flight arrive.
+        _done, pending = await asyncio.wait(players, timeout=5)
+        for task in pending:
+            task.cancel()
+        unanswered = sum(1 for bot in bots if bot.pending is not None)
+        if unanswered:
+            stats.errors["unanswered at the end"] = unanswered
+        await asyncio.sleep(cfg["drain_s"])
+        for race in races:
+            final = max((bot.last_seq for bot in race.bots), default=0)
+            stats.missing_at_end += sum(final - bot.last_seq for bot in race.bots if bot.alive)
+        conn.send(("stats", stats_dict(stats)))
+    else:  # "hold": idle players; the parent measures, then says stop
+        await loop.run_in_executor(None, conn.recv)
+        conn.send(("stats", stats_dict(stats)))
+    await asyncio.gather(*(bot.close() for bot in bots))
+
+
+def stats_dict(stats: Stats) -> dict[str, Any]:
+    return {
+        "ack_ms": stats.ack_ms.tobytes(),
+        "rival_ms": stats.rival_ms.tobytes(),
+        "accepted": stats.accepted,
+        "rejected": stats.rejected,
+        "sent": stats.sent,
+        "errors": stats.errors,
+        "disconnects": stats.disconnects,
+        "close_codes": stats.close_codes,
+        "lost": stats.lost,
+        "disorder": stats.disorder,
+        "missing_at_end": stats.missing_at_end,
+        "connect_failures": stats.connect_failures,
+    }
+
+
+def worker_main(conn: Any, cfg: dict[str, Any]) -> None:
+    pin(LOAD_CORE)
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    asyncio.run(worker_async(conn, cfg))
+
+
+# -- a run ------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    k = min(len(values) - 1, max(0, round(q / 100 * (len(values) - 1))))
+    return values[k]
+
+
+def server_env(pace: str, countdown_ms: int) -> dict[str, str]:
+    env = {"BOULANGER_COUNTDOWN_MS": str(countdown_ms)}
+    if pace == "flat":
+        # The default budget (5 a second, burst 40) would close flat-out players with 1008.
+        env["BOULANGER_MESSAGES_PER_SECOND"] = "100000"
+        env["BOULANGER_MESSAGE_BURST"] = "100000"
+    return env
+
+
+def assign(
+    races: list[dict[str, Any]], target: Target, players: int, split: bool
+) -> list[dict[str, Any]]:
+    bases = target.ws_bases
+    n = 0
+    for race in races:
+        race["bases"], race["addresses"] = [], []
+        for index in range(RACE_SIZE):
+            if n >= players:
+                break
+            race["bases"].append(bases[index % len(bases)] if split else bases[0])
+            race["addresses"].append(source_address(n // PER_ADDRESS))
+            n += 1
+    return races
+
+
+def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
+    """One measured run against a freshly started target; returns the figures."""
+    pin(LOAD_CORE)
+    deals = solutions()
+    countdown_ms = args.countdown_ms
+    target = Target(args.target, server_env(args.pace, countdown_ms), args.redis_fsync)
+    result: dict[str, Any] = {
+        "target": args.target,
+        "pace": "idle" if idle else args.pace,
+        "players": args.players,
+        "compression": args.compression,
+    }
+    target.start()
+    procs: list[mp.Process] = []
+    try:
+        time.sleep(1.0)
+        rss_start = [rss_kb(pid) for pid in target.pids]
+        redis_rss_start = rss_kb(target.redis.pid) if target.redis else 0
+        race_count = -(-args.players // RACE_SIZE)
+        races = asyncio.run(create_races(target, race_count, deals))
+        races = assign(races, target, args.players, split=args.target == "redis2")
+        workers = max(1, min(args.workers, race_count))
+        ctx = mp.get_context("spawn")
+        pipes = []
+        t_connect = time.time()
+        for w in range(workers):
+            cfg = {
+                "target": args.target,
+                "races": races[w::workers],
+                "seed": args.seed + w,
+                "pace_s": args.interval_ms / 1000 if args.pace == "human" else 0.0,
+                "finish": args.finish,
+                "illegal": args.illegal,
+                "detour": args.detour,
+                "compression": None if args.compression == "none" else "deflate",
+                "connect_concurrency": 8,
+                "drain_s": 3.0,
+            }
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=worker_main, args=(child, cfg), daemon=True)
+            proc.start()
+            procs.append(proc)
+            pipes.append(parent)
+        joined = total = 0
+        for pipe in pipes:
+            _, j, t = pipe.recv()
+            joined, total = joined + j, total + t
+        result["joined"] = joined
+        result["join_s"] = round(time.time() - t_connect, 1)
+        print(f"  {joined}/{total} players joined in {result['join_s']} s", flush=True)
+        if idle:
+            time.sleep(args.settle_s)
+            rss_idle = [rss_kb(pid) for pid in target.pids]
+            result["rss_start_kb"] = rss_start
+            result["rss_idle_kb"] = rss_idle
+            grown = sum(rss_idle) - sum(rss_start)
+            result["kb_per_idle_player"] = round(grown / max(1, joined), 1)
+            if target.redis:
+                redis_now = rss_kb(target.redis.pid)
+                result["redis_rss_kb"] = [redis_rss_start, redis_now]
+            for pipe in pipes:
+                pipe.send(("stop",))
+        else:
+            now = time.time()
+            start_wall = now + 0.2
+            measure_from = start_wall + countdown_ms / 1000 + args.warmup
+            measure_to = measure_from + args.duration
+            for pipe in pipes:
+                pipe.send(("go", start_wall, measure_from, measure_to, measure_to + 0.5))
+            time.sleep(max(0.0, measure_from - time.time()))
+            pids = target.pids + ([target.redis.pid] if target.redis else [])
+            load_pids = [proc.pid for proc in procs if proc.pid is not None]
+            cpu0 = [cpu_seconds(pid) for pid in pids]
+            load0 = [cpu_seconds(pid) for pid in load_pids]
+            wall0 = time.monotonic()
+            if args.profile:
+                profile_servers(target, args)
+            time.sleep(max(0.0, measure_to - time.time()))
+            wall = time.monotonic() - wall0
+            cpu1 = [cpu_seconds(pid) for pid in pids]
+            load1 = [cpu_seconds(pid) for pid in load_pids]
+            cpu = [round(100 * (b - a) / wall, 1) for a, b in zip(cpu0, cpu1, strict=False)]
+            n = len(target.pids)
+            result["server_cpu_pct"] = cpu[:n]
+            result["redis_cpu_pct"] = cpu[n] if target.redis else None
+            result["loadgen_cpu_pct"] = round(
+                100 * sum(b - a for a, b in zip(load0, load1, strict=False)) / wall, 1
+            )
+            result["server_rss_kb"] = [rss_kb(pid) for pid in target.pids]
+            result["duration_s"] = args.duration
+        merged = merge([pipe.recv()[1] for pipe in pipes])
+        summarize(result, merged, args.duration)
+        for proc in procs:
+            proc.join(30)
+        alive = [proc.poll() for proc in target.servers]
+        if any(code is not None for code in alive):
+            result["server_exited"] = alive
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.kill()
+        if getattr(args, "keep_logs", False):
+            print(target.log_tail())
+        target.stop()
+    return result
+
+
+def profile_servers(target: Target, args: argparse.Namespace) -> None:
+    """py-spy on the (first) server process for part of the window, in the background."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    out = Path(args.profile)
+    seconds = max(5, int(args.duration * 0.6))
+    subprocess.Popen(
+        [
+            spy,
+            "record",
+            "--pid",
+            str(target.pids[0]),
+            "--duration",
+            str(seconds),
+            "--rate",
+            "100",
+            "--format",
+            "raw",
+            "--output",
+            str(out),
+            "--nonblocking",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: pin(LOAD_CORE),
+    )
+
+
+def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"ack_ms": [], "rival_ms": [], "errors": {}, "close_codes": {}}
+    for part in parts:
+        for key in ("ack_ms", "rival_ms"):
+            values = array("d")
+            values.frombytes(part[key])
+            out[key].extend(values)
+        for key in ("errors", "close_codes"):
+            for k, v in part[key].items():
+                out[key][k] = out[key].get(k, 0) + v
+        for key in (
+            "accepted", "rejected", "sent", "disconnects", "lost", "disorder",
+            "missing_at_end", "connect_failures",
+        ):  # fmt: skip
+            out[key] = out.get(key, 0) + part[key]
+    return out
+
+
+def summarize(result: dict[str, Any], merged: dict[str, Any], duration: float) -> None:
+    ack = sorted(merged["ack_ms"])
+    rival = sorted(merged["rival_ms"])
+
+    def r(x: float | None) -> float | None:
+        return None if x is None else round(x, 2)
+
+    result.update(
+        {
+            "ack_p50_ms": r(percentile(ack, 50)),
+            "ack_p95_ms": r(percentile(ack, 95)),
+            "ack_p99_ms": r(percentile(ack, 99)),
+            "ack_max_ms": r(ack[-1] if ack else None),
+            "rival_p50_ms": r(percentile(rival, 50)),
+            "rival_p99_ms": r(percentile(rival, 99)),
+            "rival_samples": len(rival),
+            "answers": len(ack),
+            "accepted_per_s": round(merged["accepted"] / duration, 1) if duration else None,
+            "rejected_per_s": round(merged["rejected"] / duration, 1) if duration else None,
+            "deliveries_per_s": round(len(rival) / duration, 1) if duration else None,
+            "errors": merged["errors"],
+            "disconnects": merged["disconnects"],
+            "close_codes": merged["close_codes"],
+            "lost_events": merged["lost"],
+            "disordered_events": merged["disorder"],
+            "missing_at_end": merged["missing_at_end"],
+            "connect_failures": merged["connect_failures"],
+        }
+    )
+
+
+def show(result: dict[str, Any]) -> None:
+    keys = [
+        "target", "pace", "players", "joined", "accepted_per_s", "deliveries_per_s",
+        "ack_p50_ms", "ack_p95_ms", "ack_p99_ms", "rival_p50_ms", "rival_p99_ms",
+        "server_cpu_pct", "redis_cpu_pct", "loadgen_cpu_pct", "server_rss_kb",
+        "kb_per_idle_player", "rss_start_kb", "rss_idle_kb", "errors", "disconnects",
+        "close_codes", "lost_events", "disordered_events", "missing_at_end",
+    ]  # fmt: skip
+    print("  " + ", ".join(f"{k}={result[k]}" for k in keys if k in result), flush=True)
+
+
+# -- the suite: every configuration in one run --------------------------------
+
+
+def suite(args: argparse.Namespace) -> list[dict[str, Any]]:
+    results = []
+    targets = args.targets.split(",")
+
+    def one(target: str, pace: str, players: int, idle: bool = False, **extra: Any) -> None:
+        ns = argparse.Namespace(
+            **{**vars(args), "target": target, "pace": pace, "players": players}
+        )
+        for k, v in extra.items():
+            setattr(ns, k, v)
+        label = "idle" if idle else pace
+        print(f"== {target} {label} {players} players", flush=True)
+        try:
+            result = run(ns, idle=idle)
+        except Exception as error:  # one failed configuration must not lose the others
+            result = {"target": target, "pace": label, "players": players, "failed": repr(error)}
+        show(result)
+        results.append(result)
+        if args.out:
+            Path(args.out).write_text(json.dumps(results, indent=1))
+
+    if "human" in args.parts:
+        for target in targets:
+            one(target, "human", args.players, duration=args.duration, warmup=args.warmup)
+    if "flat" in args.parts:
+        for target in targets:
+            one(target, "flat", args.flat_players, duration=args.flat_duration, warmup=3.0)
+    if "idle" in args.parts:
+        for target in targets:
+            one(target, "human", args.players, idle=True)
+    report(results)
+    return results
+
+
+def report(results: list[dict[str, Any]]) -> None:
+    """Tables: figures and ratios to the baseline of the same pace."""
+    base = {r["pace"]: r for r in results if r.get("target") == "baseline" and "failed" not in r}
+    for pace in ("human", "flat", "idle"):
+        rows = [r for r in results if r.get("pace") == pace]
+        if not rows:
+            continue
+        print(f"\n{pace}")
+        b = base.get(pace)
+        for r in rows:
+            if "failed" in r:
+                print(f"  {r['target']}: failed {r['failed']}")
+                continue
+            if pace == "idle":
+                print(
+                    f"  {r['target']:9} joined={r.get('joined')} KB/player={r.get('kb_per_idle_player')}"
+                    f" rss {r.get('rss_start_kb')} -> {r.get('rss_idle_kb')}"
+                )
+                continue
+            line = (
+                f"  {r['target']:9} acc/s={r['accepted_per_s']} ack p50/p95/p99="
+                f"{r['ack_p50_ms']}/{r['ack_p95_ms']}/{r['ack_p99_ms']} rival p50/p99="
+                f"{r['rival_p50_ms']}/{r['rival_p99_ms']} cpu={r['server_cpu_pct']}"
+                f" redis={r.get('redis_cpu_pct')} load={r['loadgen_cpu_pct']}"
+                f" errors={sum(r['errors'].values())} disc={r['disconnects']}"
+                f" lost={r['lost_events']}+{r['missing_at_end']}"
+            )
+            if b and r is not b and b.get("accepted_per_s"):
+                ratio = r["accepted_per_s"] / b["accepted_per_s"]
+                line += f" | x base: acc/s {ratio:.2f}"
+                if b.get("ack_p99_ms") and r.get("ack_p99_ms"):
+                    line += f", ack p99 {r['ack_p99_ms'] / b['ack_p99_ms']:.1f}"
+                if b.get("rival_p99_ms") and r.get("rival_p99_ms"):
+                    line += f", rival p99 {r['rival_p99_ms'] / b['rival_p99_ms']:.1f}"
+                bcpu = sum(b["server_cpu_pct"])
+                if bcpu:
+                    line += f", cpu {sum(r['server_cpu_pct']) / bcpu:.2f}"
+            print(line)
+
+
+# -- command line -------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--players", type=int, default=2000)
+        p.add_argument("--duration", type=float, default=30.0, help="measured seconds")
+        p.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
+        p.add_argument("--interval-ms", type=float, default=500.0, help="human pace (mean)")
+        p.add_argument("--countdown-ms", type=int, default=1000)
+        p.add_argument("--workers", type=int, default=1, help="load generator processes")
+        p.add_argument("--illegal", type=float, default=0.03, help="share of illegal moves")
+        p.add_argument("--detour", type=float, default=0.04, help="share of detours (then undo)")
+        p.add_argument("--finish", action="store_true", help="bots win and stop")
+        p.add_argument("--compression", choices=["deflate", "none"], default="deflate")
+        p.add_argument("--redis-fsync", choices=["always", "everysec", "off"], default="everysec")
+        p.add_argument("--settle-s", type=float, default=3.0, help="idle: wait before RSS")
+        p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--profile", help="py-spy output file (first server, in the window)")
+        p.add_argument("--out", help="write the results as JSON here")
+        p.add_argument("--keep-logs", action="store_true", help="print the servers' log tails")
+
+    p_run = sub.add_parser("run", help="one configuration")
+    p_run.add_argument("--target", choices=Target.KINDS, default="memory")
+    p_run.add_argument("--pace", choices=["human", "flat"], default="human")
+    common(p_run)
+    p_idle = sub.add_parser("idle", help="memory per idle joined player")
+    p_idle.add_argument("--target", choices=Target.KINDS, default="memory")
+    common(p_idle)
+    p_suite = sub.add_parser("suite", help="baseline and every configuration, one after another")
+    p_suite.add_argument("--targets", default="baseline,memory,redis,redis2")
+    p_suite.add_argument("--parts", default="human,flat,idle")
+    p_suite.add_argument("--flat-players", type=int, default=400)
+    p_suite.add_argument("--flat-duration", type=float, default=15.0)
+    common(p_suite)
+    args = parser.parse_args()
+
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if args.command == "suite":
+        suite(args)
+        return
+    args.pace = getattr(args, "pace", "human")
+    result = run(args, idle=args.command == "idle")
+    show(result)
+    report([result])
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
