@@ -198,9 +198,12 @@ class MemoryDailyStore(DailyStore):
         self.data: _MemoryData = extra.setdefault("daily", _MemoryData())
 
     def _day(self, day: date, create: bool = False) -> _Day | None:
+        now = int(time.time() * 1000)
+        if expires_at(day, self.retention_days) <= now:  # past its retention: forgotten
+            self.data.days.pop(day, None)
+            return _Day() if create else None
         found = self.data.days.get(day)
         if found is None and create:
-            now = int(time.time() * 1000)
             for old in [d for d in self.data.days if expires_at(d, self.retention_days) <= now]:
                 del self.data.days[old]
             found = self.data.days[day] = _Day()
@@ -284,10 +287,10 @@ redis.call('HSET', KEYS[1], ARGV[1], key)
 redis.call('ZADD', KEYS[2], 0, key)
 redis.call('HSET', KEYS[3], id, ARGV[3])
 redis.call('HSET', KEYS[4], id, ARGV[4])
-for i = 1, 5 do redis.call('PEXPIREAT', KEYS[i], ARGV[5]) end
 local rank = redis.call('ZRANK', KEYS[2], key)
 redis.call('PUBLISH', ARGV[6], '{"date":"' .. ARGV[7] .. '","entry_id":' .. id ..
   ',"rank":' .. (rank + 1) .. ',"entry":' .. ARGV[3] .. '}')
+for i = 1, 5 do redis.call('PEXPIREAT', KEYS[i], ARGV[5]) end
 return {1, key, rank}
 """
 

@@ -1,0 +1,230 @@
+"""The daily store, in memory and in a real Redis: first write wins, ranks, pages, streaks."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import time
+from collections.abc import AsyncIterator
+from datetime import date, timedelta
+
+import pytest
+
+from boulanger.broker import Broker, open_broker
+from boulanger.broker.daily import (
+    STREAK_BATCH,
+    DailyStore,
+    daily_channel,
+    open_daily_store,
+    parse_published,
+)
+from boulanger.race.daily import FIRST_DAY, DailyEntry, expires_at, ranking_key, today
+from support.servers import RedisProcess
+
+RETENTION = 100_000  # days: the test dates lie in the past
+_days = itertools.count()
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    def on_message(self, data: str) -> None:
+        self.messages.append(data)
+
+    def on_resync(self) -> None:
+        pass
+
+
+async def _eventually(check, timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not check():
+            await asyncio.sleep(0.02)
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def broker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
+    url = "memory://" if request.param == "memory" else request.getfixturevalue("redis_proc").url
+    opened = open_broker(url)
+    await opened.start()
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+def store(broker: Broker) -> DailyStore:
+    return open_daily_store(broker, RETENTION)
+
+
+@pytest.fixture
+def day() -> date:
+    """A day of this test's own (the session's Redis is shared)."""
+    return FIRST_DAY + timedelta(days=next(_days))
+
+
+def _entry(name: str, result: str = "won", time_ms: int = 60_000, fc: int = 52, score: int = 500,
+           actions: int = 100) -> DailyEntry:  # fmt: skip
+    return DailyEntry(name, result, time_ms, actions, score, fc)
+
+
+def _record(name: str) -> dict:
+    return {"code": "BK1-C4-AAAAAV5", "actions": [{"src": "col1", "dst": "cell1", "count": 1}]}
+
+
+async def test_the_first_attempt_claimed_is_the_ranked_one(store: DailyStore, day: date) -> None:
+    assert await store.attempt(day, "h1") is None
+    assert await store.claim_attempt(day, "h1", "race-a") == "race-a"
+    assert await store.claim_attempt(day, "h1", "race-b") == "race-a"
+    assert await store.claim_attempt(day, "h2", "race-c") == "race-c"
+    assert await store.attempt(day, "h1") == "race-a"
+    assert await store.attempt(day + timedelta(days=1), "h1") is None
+
+
+async def test_a_result_is_recorded_once_and_published_once(
+    broker: Broker, store: DailyStore, day: date
+) -> None:
+    listener = Collector()
+    await broker.subscribe(daily_channel(day), listener)
+    if broker.kind == "redis":
+        await asyncio.wait_for(broker.connected.wait(), 5)  # type: ignore[attr-defined]
+        await asyncio.sleep(0.1)
+    first = await store.record(day, "h1", _entry("Ann", time_ms=90_000), _record("Ann"))
+    again = await store.record(day, "h1", _entry("Ann", time_ms=10_000), _record("Ann"))
+    assert first.created and not again.created
+    assert again.ranked == first.ranked
+    assert first.ranked.rank == 1 and first.ranked.entry.time_ms == 90_000
+    other = await store.record(day, "h2", _entry("Bo", time_ms=30_000), _record("Bo"))
+    assert other.created and other.ranked.rank == 1
+    assert (await store.player(day, "h1")).rank == 2  # type: ignore[union-attr]
+    await _eventually(lambda: len(listener.messages) == 2)
+    await asyncio.sleep(0.1)
+    assert len(listener.messages) == 2
+    published = [parse_published(m) for m in listener.messages]
+    assert [(r.entry.name, r.rank) for r in published] == [("Ann", 1), ("Bo", 1)]
+    await broker.unsubscribe(daily_channel(day), listener)
+
+
+async def test_leaderboard_order_ranks_and_pages(store: DailyStore, day: date) -> None:
+    rng = random.Random(7)
+    entries = []
+    for i in range(60):
+        result = rng.choice(["won", "won", "resigned", "time_limit"])
+        entries.append(
+            _entry(
+                f"p{i}",
+                result,
+                rng.randrange(100_000, 200_000, 1000),
+                52 if result == "won" else rng.randrange(0, 52),
+                rng.randrange(0, 1000, 50),
+                rng.randrange(50, 200, 10),
+            )
+        )
+    for i, entry in enumerate(entries):
+        await store.record(day, f"h{i}", entry, _record(entry.name))
+    expected = sorted(range(60), key=lambda i: ranking_key(entries[i], i + 1))
+
+    whole = await store.page(day, 0, 100)
+    assert whole.total == 60
+    assert [r.entry.name for r in whole.entries] == [f"p{i}" for i in expected]
+    assert [r.rank for r in whole.entries] == list(range(1, 61))
+    assert [r.entry_id for r in whole.entries] == [i + 1 for i in expected]
+
+    paged = []
+    for offset in range(0, 70, 7):
+        page = await store.page(day, offset, 7)
+        assert page.total == 60
+        paged.extend(page.entries)
+    assert paged == whole.entries
+    assert (await store.page(day, 60, 10)).entries == []
+    total_only = await store.page(day, 0, 0)
+    assert (total_only.total, total_only.entries) == (60, [])
+    with pytest.raises(ValueError):
+        await store.page(day, -1, 5)
+
+    for rank, i in enumerate(expected, start=1):
+        mine = await store.player(day, f"h{i}")
+        assert mine is not None and (mine.rank, mine.entry) == (rank, entries[i])
+    assert await store.player(day, "nobody") is None
+    empty = await store.page(day + timedelta(days=1000), 0, 20)
+    assert (empty.total, empty.entries) == (0, [])
+
+
+async def test_game_records_are_kept_per_entry(store: DailyStore, day: date) -> None:
+    record = {"code": "BK1-C4-AAAAAV5", "actions": [{"undo": True}]}
+    recorded = await store.record(day, "h1", _entry("Ann"), record)
+    assert await store.game_record(day, recorded.ranked.entry_id) == record
+    assert await store.game_record(day, recorded.ranked.entry_id + 1) is None
+
+
+async def test_streaks_count_days_won(store: DailyStore) -> None:
+    key = f"streaker-{next(_days)}"
+    base = FIRST_DAY + timedelta(days=400 + next(_days) * 200)
+    # Won base-2, base-1, base; lost base-3; won base-5.
+    for offset, result in [(-5, "won"), (-3, "resigned"), (-2, "won"), (-1, "won"), (0, "won")]:
+        entry = _entry("Ann", result, fc=52 if result == "won" else 10)
+        await store.record(base + timedelta(days=offset), key, entry, _record("Ann"))
+    assert await store.streak(key, base) == 3
+    assert await store.streak(key, base + timedelta(days=1)) == 3  # today not played yet
+    assert await store.streak(key, base + timedelta(days=2)) == 0
+    assert await store.streak(key, base - timedelta(days=1)) == 2
+    assert await store.streak(key, base - timedelta(days=3)) == 0
+    assert await store.streak(key, base - timedelta(days=5)) == 1
+    assert await store.streak("someone-else", base) == 0
+
+
+async def test_long_streaks_are_read_in_batches(store: DailyStore) -> None:
+    key = f"long-{next(_days)}"
+    base = FIRST_DAY + timedelta(days=5000 + next(_days) * 400)
+    length = STREAK_BATCH + 10
+    for n in range(length):
+        await store.record(base - timedelta(days=n), key, _entry("Ann"), _record("Ann"))
+    assert await store.streak(key, base) == length
+
+
+async def test_days_expire_after_the_retention(broker: Broker) -> None:
+    store = open_daily_store(broker, 90)
+    recent = today(int(time.time() * 1000))
+    await store.record(recent, "h-retention", _entry("Ann"), _record("Ann"))
+    if broker.kind == "redis":
+        redis = broker.redis  # type: ignore[attr-defined]
+        deadline = expires_at(recent, 90)
+        for part in ("players", "board", "entries", "records", "ids"):
+            assert await redis.pexpiretime(f"bk:daily:{{{recent}}}:{part}") == deadline
+        assert await redis.pexpiretime("bk:daily:won:{h-retention}") == deadline
+    # A day past its retention is gone (Redis: PEXPIREAT in the past deletes).
+    old = recent - timedelta(days=200)
+    await store.record(old, "h-old", _entry("Ann"), _record("Ann"))
+    await store.record(recent, "h-retention-2", _entry("Bo"), _record("Bo"))
+    assert (await store.page(old, 0, 10)).total == 0
+    assert (await store.page(recent, 0, 10)).total >= 2
+
+
+async def test_redis_entries_survive_a_restart() -> None:
+    redis = RedisProcess()
+    redis.start()
+    try:
+        broker = open_broker(redis.url)
+        await broker.start()
+        store = open_daily_store(broker, 90)
+        day = today(int(time.time() * 1000))
+        for i in range(5):
+            await store.record(day, f"h{i}", _entry(f"p{i}", time_ms=100_000 - i), _record("x"))
+        before = await store.page(day, 0, 10)
+        await broker.close()
+
+        redis.restart()  # SIGTERM and start again: the AOF has every write
+
+        broker = open_broker(redis.url)
+        await broker.start()
+        store = open_daily_store(broker, 90)
+        after = await store.page(day, 0, 10)
+        assert after == before and after.total == 5
+        assert [r.entry.name for r in after.entries] == ["p4", "p3", "p2", "p1", "p0"]
+        assert (await store.player(day, "h0")).rank == 5  # type: ignore[union-attr]
+        assert await store.game_record(day, 1) == _record("x")
+        again = await store.record(day, "h0", _entry("p0", time_ms=1), _record("x"))
+        assert not again.created and again.ranked.entry.time_ms == 100_000
+        await broker.close()
+    finally:
+        redis.cleanup()
