@@ -22,8 +22,22 @@ export function cardElement(card, extra = '') {
   h('span', { class: 'pip', 'aria-hidden': 'true' }, symbol));
 }
 
+// Put exactly these card elements, in order, as a place's cards (other children stay).
+function placeCards(place, wanted) {
+  const current = [];
+  for (const child of place.children) if (child.classList.contains('card')) current.push(child);
+  if (current.length === wanted.length && current.every((el, i) => el === wanted[i])) return;
+  for (const el of current) if (!wanted.includes(el)) el.remove();
+  for (const el of wanted) place.appendChild(el);
+}
+
+function setLabel(el, label) {
+  if (el.getAttribute('aria-label') !== label) el.setAttribute('aria-label', label);
+}
+
 export class BoardView {
-  // actions: move(src, dst, count), tap(card), doubleTap(card), undo(), hint(), illegal(reason)
+  // actions: move(src, dst, count), tap(card), doubleTap(card), undo(), hint(),
+  // illegal(reason), flush() (optional: bring the board up to date now)
   constructor(actions) {
     this.actions = actions;
     this.board = null;
@@ -33,6 +47,10 @@ export class BoardView {
     this.press = null; // pointer down, maybe dragging
     this.lastClick = null;
     this.renderLater = false;
+    this.cards = new Map(); // card -> its element, made once
+    this.places = null;
+    this.metrics = null;
+    this.measureFrame = 0;
     this.el = h('div', { class: 'board', role: 'group', 'aria-label': 'Board' });
     this.el.addEventListener('pointerdown', (e) => this.pointerDown(e));
     this.el.addEventListener('pointermove', (e) => this.pointerMove(e));
@@ -40,11 +58,12 @@ export class BoardView {
     this.el.addEventListener('pointercancel', (e) => this.pointerCancel(e));
     this.el.addEventListener('keydown', (e) => this.placeKey(e));
     this.el.addEventListener('dragstart', (e) => e.preventDefault());
-    this.onResize = () => this.layout();
+    this.onResize = () => this.layout(true);
     window.addEventListener('resize', this.onResize);
   }
 
   destroy() {
+    cancelAnimationFrame(this.measureFrame);
     window.removeEventListener('resize', this.onResize);
   }
 
@@ -61,92 +80,149 @@ export class BoardView {
   }
 
   // -- drawing ---------------------------------------------------------
+  //
+  // The skeleton (cells, foundations, columns) and the 52 card elements are
+  // made once and moved between places: a move touches only what changed,
+  // which keeps a render cheap on a phone, and a card being dragged stays the
+  // same element whatever arrives from the server meanwhile.
+
+  card(card) {
+    let el = this.cards.get(card);
+    if (!el) {
+      el = cardElement(card);
+      this.cards.set(card, el);
+    }
+    return el;
+  }
+
+  skeleton(cellCount) {
+    if (this.places && this.places.cellCount === cellCount) return this.places;
+    const slot = (place, key, extra = '') => h('div', { class: `slot ${extra}`, 'data-place': place, tabindex: 0, role: 'button' },
+      h('span', { class: 'key', 'aria-hidden': 'true' }, key));
+    const cells = Array.from({ length: cellCount }, (_, i) => slot(`cell${i + 1}`, KEY_CELLS[i], 'cell'));
+    const foundationSlots = R.SUITS.map((suit) => h('div', { class: `slot foundation-slot suit-${suit}`, 'data-suit': suit },
+      h('span', { class: 'ghost', 'aria-hidden': 'true' }, R.SUIT_SYMBOLS[suit])));
+    const foundations = h('div', { class: 'foundations', 'data-place': 'foundation', tabindex: 0, role: 'button' },
+      h('span', { class: 'key', 'aria-hidden': 'true' }, 'f'), foundationSlots);
+    const columns = Array.from({ length: 8 }, (_, i) => h('div', { class: 'column', 'data-place': `col${i + 1}`, tabindex: 0, role: 'button' },
+      h('span', { class: 'key', 'aria-hidden': 'true' }, String(i + 1))));
+    const tableau = h('div', { class: 'tableau' }, columns);
+    clear(this.el,
+      h('div', { class: 'top-row' }, h('div', { class: 'cells' }, cells), foundations),
+      tableau);
+    this.places = { cellCount, cells, foundations, foundationSlots, columns, tableau };
+    this.metrics = null;
+    return this.places;
+  }
 
   render() {
     this.renderLater = false;
     const board = this.board;
     if (!board) {
       clear(this.el);
+      this.places = null;
       return;
     }
-    const focused = this.el.contains(document.activeElement) ? document.activeElement.dataset.place : null;
+    const places = this.skeleton(board.cells.length);
     const sel = this.selection;
-    const selCount = sel ? (sel.count || 1) : 0;
     const hint = this.highlight;
-    const mark = (place) => [
-      sel && sel.place === place ? 'selected' : '',
-      hint && hint.src === place ? 'hint-src' : '',
-      hint && hint.dst === place ? 'hint-dst' : '',
-    ].join(' ');
+    const mark = (el, base, place) => {
+      const name = [base,
+        sel && sel.place === place ? 'selected' : '',
+        hint && hint.src === place ? 'hint-src' : '',
+        hint && hint.dst === place ? 'hint-dst' : '',
+      ].join(' ').trim();
+      if (el.className !== name) el.className = name;
+    };
+    const picked = (el, on) => {
+      if (el.classList.contains('picked') !== on) el.classList.toggle('picked', on);
+    };
 
-    const cells = board.cells.map((card, i) => {
+    board.cells.forEach((card, i) => {
       const place = `cell${i + 1}`;
-      const label = `Cell ${i + 1} (key ${KEY_CELLS[i]}): ${card ? R.cardName(card) : 'empty'}`;
-      return h('div', { class: `slot cell ${mark(place)}`, 'data-place': place, tabindex: 0, role: 'button', 'aria-label': label },
-        h('span', { class: 'key', 'aria-hidden': 'true' }, KEY_CELLS[i]),
-        card ? cardElement(card, sel && sel.place === place ? 'picked' : '') : null);
+      const el = places.cells[i];
+      mark(el, 'slot cell', place);
+      setLabel(el, `Cell ${i + 1} (key ${KEY_CELLS[i]}): ${card ? R.cardName(card) : 'empty'}`);
+      const cardEl = card ? this.card(card) : null;
+      if (cardEl) {
+        cardEl.style.removeProperty('--i');
+        picked(cardEl, Boolean(sel && sel.place === place));
+      }
+      placeCards(el, cardEl ? [cardEl] : []);
     });
-    const foundationSlots = R.SUITS.map((suit) => {
-      const rank = board.foundations[suit] || 0;
-      return h('div', { class: `slot foundation-slot suit-${suit}`, 'data-suit': suit },
-        rank ? cardElement(R.cardOf(rank, suit)) : h('span', { class: 'ghost', 'aria-hidden': 'true' }, R.SUIT_SYMBOLS[suit]));
-    });
-    const foundationLabel = 'Foundations (key f): ' + R.SUITS.map((suit) => {
-      const rank = board.foundations[suit] || 0;
-      return rank ? `${R.cardName(R.cardOf(rank, suit))}` : `no ${R.SUIT_NAMES[suit]}`;
-    }).join(', ');
 
-    const columns = board.columns.map((col, i) => {
+    mark(places.foundations, 'foundations', 'foundation');
+    const shown = [];
+    R.SUITS.forEach((suit, i) => {
+      const rank = board.foundations[suit] || 0;
+      const cardEl = rank ? this.card(R.cardOf(rank, suit)) : null;
+      if (cardEl) {
+        cardEl.style.removeProperty('--i');
+        picked(cardEl, false);
+        shown.push(R.cardName(R.cardOf(rank, suit)));
+      } else {
+        shown.push(`no ${R.SUIT_NAMES[suit]}`);
+      }
+      placeCards(places.foundationSlots[i], cardEl ? [cardEl] : []);
+    });
+    setLabel(places.foundations, `Foundations (key f): ${shown.join(', ')}`);
+
+    const selCount = sel ? (sel.count || 1) : 0;
+    board.columns.forEach((col, i) => {
       const place = `col${i + 1}`;
+      const el = places.columns[i];
+      mark(el, 'column', place);
       const top = col.length ? R.cardName(col[col.length - 1]) : 'empty';
-      const picked = sel && sel.place === place ? col.length - selCount : col.length;
-      return h('div', {
-        class: `column ${mark(place)}`, 'data-place': place, tabindex: 0, role: 'button',
-        'aria-label': `Column ${i + 1} (key ${i + 1}): ${col.length} cards, top ${top}`,
-      },
-      h('span', { class: 'key', 'aria-hidden': 'true' }, String(i + 1)),
-      col.map((card, j) => {
-        const el = cardElement(card, j >= picked ? 'picked' : '');
-        el.style.setProperty('--i', j);
-        return el;
+      setLabel(el, `Column ${i + 1} (key ${i + 1}): ${col.length} cards, top ${top}`);
+      const from = sel && sel.place === place ? col.length - selCount : col.length;
+      placeCards(el, col.map((card, j) => {
+        const cardEl = this.card(card);
+        if (cardEl.style.getPropertyValue('--i') !== String(j)) cardEl.style.setProperty('--i', j);
+        picked(cardEl, j >= from);
+        return cardEl;
       }));
     });
-
-    clear(this.el,
-      h('div', { class: 'top-row', style: { '--cells': board.cells.length } },
-        h('div', { class: 'cells' }, cells),
-        h('div', { class: `foundations ${mark('foundation')}`, 'data-place': 'foundation', tabindex: 0, role: 'button', 'aria-label': foundationLabel },
-          h('span', { class: 'key', 'aria-hidden': 'true' }, 'f'), foundationSlots)),
-      h('div', { class: 'tableau' }, columns));
     this.layout();
-    if (focused) {
-      const again = this.el.querySelector(`[data-place="${focused}"]`);
-      if (again) again.focus({ preventScroll: true });
-    }
   }
 
   // Squeeze long columns so the board fits the window, keeping every
-  // covered card's corner readable.
-  layout() {
-    const tableau = this.el.querySelector('.tableau');
-    const anyCard = this.el.querySelector('.card');
-    if (!tableau || !anyCard) return;
-    const cardHeight = anyCard.getBoundingClientRect().height || 80;
-    const top = tableau.getBoundingClientRect().top + window.scrollY;
-    const room = Math.max(window.innerHeight - top - 16, cardHeight * 3);
+  // covered card's corner readable. Measures only when asked (resize, new
+  // skeleton) or once per frame after a render, never inside the render.
+  layout(measure = false) {
+    const places = this.places;
+    if (!places) return;
+    if (measure || !this.metrics) {
+      const slot = places.columns[0].getBoundingClientRect();
+      const cardHeight = places.cells.length ? places.cells[0].getBoundingClientRect().height : slot.width * 1.4;
+      const top = places.tableau.getBoundingClientRect().top + window.scrollY;
+      if (!cardHeight) {
+        this.metrics = null; // hidden: measure again once shown
+        return;
+      }
+      this.metrics = { cardHeight, room: Math.max(window.innerHeight - top - 16, cardHeight * 3) };
+    } else if (!this.measureFrame) {
+      this.measureFrame = requestAnimationFrame(() => {
+        this.measureFrame = 0;
+        if (this.places && !this.el.hidden) this.layout(true);
+      });
+    }
+    const { cardHeight, room } = this.metrics;
     const most = Math.max(cardHeight * 0.28, 12);
     const least = Math.max(Math.min(cardHeight * 0.2, most), 15);
-    for (const column of tableau.children) {
-      const n = column.querySelectorAll('.card').length;
+    places.columns.forEach((column, i) => {
+      const n = this.board.columns[i].length;
       const offset = n > 1 ? Math.max(least, Math.min(most, (room - cardHeight) / (n - 1))) : most;
-      column.style.setProperty('--offset', `${offset.toFixed(1)}px`);
-      column.style.setProperty('--count', Math.max(n, 1));
-    }
+      const value = `${offset.toFixed(1)}px`;
+      if (column.style.getPropertyValue('--offset') !== value) column.style.setProperty('--offset', value);
+      const count = String(Math.max(n, 1));
+      if (column.style.getPropertyValue('--count') !== count) column.style.setProperty('--count', count);
+    });
   }
 
   // -- pointer: drag, tap, double tap ------------------------------------
 
   pointerDown(e) {
+    if (this.actions.flush) this.actions.flush(); // draw what is pending first
     if (!this.interactive || !this.board || (e.pointerType === 'mouse' && e.button !== 0)) return;
     const cardEl = e.target.closest('.card');
     const placeEl = cardEl && cardEl.closest('[data-place]');
@@ -213,6 +289,10 @@ export class BoardView {
       return;
     }
     this.endDrag();
+    for (const el of press.els) {
+      el.classList.remove('lifted');
+      el.style.transform = '';
+    }
     this.actions.move(press.place, target, press.count);
     if (this.renderLater) this.render();
   }

@@ -30,7 +30,9 @@ export function setConnectionIndicator(state) {
   el.hidden = !state;
   if (!state) return;
   el.dataset.state = state === 'connecting' ? 'reconnecting' : state;
-  el.textContent = CONN_TEXT[state] || state;
+  const text = CONN_TEXT[state] || state;
+  el.title = text;
+  el.replaceChildren(h('span', { class: 'conn-text' }, text));
 }
 
 export class RaceView {
@@ -56,6 +58,7 @@ export class RaceView {
     this.rematchSent = false;
     this.hint = null;
     this.conn = null;
+    this.frame = 0;
     this.boardView = new BoardView({
       move: (src, dst, count) => this.sendMove(src, dst, count),
       tap: (card) => this.sendTap('tap', card),
@@ -63,6 +66,7 @@ export class RaceView {
       undo: () => this.sendUndo(),
       hint: () => this.askHint(),
       illegal: (reason) => this.showReason(reason),
+      flush: () => { if (this.frame) this.renderNow(); },
     });
     this.onKey = (e) => this.key(e);
     document.addEventListener('keydown', this.onKey);
@@ -72,6 +76,7 @@ export class RaceView {
   }
 
   destroy() {
+    cancelAnimationFrame(this.frame);
     clearInterval(this.ticker);
     document.removeEventListener('keydown', this.onKey);
     this.boardView.destroy();
@@ -471,6 +476,7 @@ export class RaceView {
   key(e) {
     const target = e.target;
     if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.isContentEditable)) return;
+    if (this.frame) this.renderNow(); // the board must show the latest state
     if (this.boardView.key(e)) e.preventDefault();
   }
 
@@ -484,7 +490,15 @@ export class RaceView {
     return 'lobby';
   }
 
+  // Many messages can arrive in one frame (an ack and its progress event):
+  // draw once per frame.
   render() {
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.renderNow());
+  }
+
+  renderNow() {
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
     if (!this.race || !this.role) return;
     let page = this.root.querySelector('.race-page');
     if (!page) {

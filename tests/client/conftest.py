@@ -74,16 +74,18 @@ class Server:
     def __init__(self) -> None:
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.log = tempfile.NamedTemporaryFile(
-            prefix="boulanger-client-", suffix=".log", delete=False
-        )  # noqa: SIM115
+        handle, path = tempfile.mkstemp(prefix="boulanger-client-", suffix=".log")
+        self.log_path = Path(path)
         args = [
             sys.executable, "-m", "boulanger", "serve",
             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
         ]  # fmt: skip
-        self.proc = subprocess.Popen(
-            args, env={**os.environ, **SERVER_ENV}, stdout=self.log, stderr=subprocess.STDOUT
-        )
+        try:
+            self.proc = subprocess.Popen(
+                args, env={**os.environ, **SERVER_ENV}, stdout=handle, stderr=subprocess.STDOUT
+            )
+        finally:
+            os.close(handle)
 
     def wait(self, timeout: float = 20) -> None:
         deadline = time.monotonic() + timeout
@@ -96,8 +98,7 @@ class Server:
         raise TimeoutError(f"the server did not answer /healthz in {timeout} s: {self.tail()}")
 
     def tail(self) -> str:
-        self.log.flush()
-        return Path(self.log.name).read_text(errors="replace")[-2000:]
+        return self.log_path.read_text(errors="replace")[-2000:]
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -107,9 +108,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
-        self.log.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.log.name)
+        self.log_path.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")
