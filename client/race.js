@@ -77,6 +77,7 @@ export class RaceView {
 
   destroy() {
     cancelAnimationFrame(this.frame);
+    clearTimeout(this.startTimeout);
     clearInterval(this.ticker);
     document.removeEventListener('keydown', this.onKey);
     this.boardView.destroy();
@@ -101,7 +102,9 @@ export class RaceView {
     if (info) this.adoptRace(info);
     if (this.watchOnly) this.connect({ role: 'spectator' });
     else if (this.creds.token) this.connect({ role: 'player', token: this.creds.token });
-    else if (this.creds.host_key && savedName()) this.connect({ role: 'player', name: savedName(), host_key: this.creds.host_key });
+    else if ((this.creds.host_key || this.creds.rematch_of) && savedName()) {
+      this.connect({ role: 'player', name: savedName(), host_key: this.creds.host_key || null });
+    }
     else this.showJoinForm(info);
   }
 
@@ -181,6 +184,7 @@ export class RaceView {
       case 'race_starting':
         Object.assign(this.race, { state: msg.race_state || 'countdown', start_at: msg.start_at, ends_at: msg.ends_at });
         this.clock(msg.now);
+        this.startTimer();
         return this.render();
       case 'progress':
         this.setPlayer(msg.player);
@@ -195,8 +199,7 @@ export class RaceView {
         return this.render();
       case 'rematch':
         this.race.rematch = { race_id: msg.race_id, code: msg.code, url: msg.url };
-        // The rematch keeps the host key, so the host stays the host.
-        if (this.creds.host_key) saveRaceCreds(msg.race_id, { host_key: this.creds.host_key });
+        this.rematchCreds(msg.race_id);
         return this.render();
       case 'ack': return this.onAck(msg);
       case 'reject': return this.onReject(msg);
@@ -224,8 +227,8 @@ export class RaceView {
       this.setGame(msg.game);
     } else {
       this.conn.rejoinAs({ role: 'spectator' });
-      if (this.watching) this.conn.send({ type: 'watch', player_id: this.watching });
     }
+    if (this.watching) this.conn.send({ type: 'watch', player_id: this.watching });
     this.render();
     this.maybeAutoStart();
   }
@@ -239,8 +242,16 @@ export class RaceView {
   adoptRace(race) {
     this.race = { ...race };
     this.players = new Map((race.players || []).map((p) => [p.player_id, p]));
-    if (race.rematch && this.creds.host_key) saveRaceCreds(race.rematch.race_id, { host_key: this.creds.host_key });
+    if (race.rematch) this.rematchCreds(race.rematch.race_id);
     if (Number.isFinite(race.now)) this.clock(race.now);
+    this.startTimer();
+  }
+
+  // The rematch keeps the host key, so the host stays the host; a player of
+  // this race who follows the link joins it under the same name at once.
+  rematchCreds(raceId) {
+    if (this.role !== 'player' && !this.creds.host_key) return;
+    saveRaceCreds(raceId, { host_key: this.creds.host_key || null, rematch_of: this.raceId });
   }
 
   // A game from a welcome or snapshot: what we know of our moves may be stale.
@@ -257,6 +268,14 @@ export class RaceView {
 
   clock(serverNow) {
     if (Number.isFinite(serverNow)) this.skew = serverNow - Date.now();
+  }
+
+  // Show the board the moment the race starts (the ticker alone could be 250 ms late).
+  startTimer() {
+    clearTimeout(this.startTimeout);
+    const race = this.race;
+    if (race.state !== 'countdown' || !Number.isFinite(race.start_at)) return;
+    this.startTimeout = setTimeout(() => this.render(), Math.max(0, race.start_at - this.serverNow()) + 5);
   }
 
   serverNow() {
@@ -463,7 +482,9 @@ export class RaceView {
   }
 
   showReason(reason, code) {
-    const text = reason ? reason.charAt(0).toUpperCase() + reason.slice(1) : 'Not allowed';
+    // The server's reason as it is ("col3>col5: 7H does not go on 8D: ..."),
+    // capitalised only when it is a sentence.
+    const text = !reason ? 'Not allowed' : /^(col|cell)\d/.test(reason) ? reason : reason.charAt(0).toUpperCase() + reason.slice(1);
     toast(text, 'error');
     if (code === 'race_over' || code === 'finished') this.render();
   }
@@ -509,7 +530,7 @@ export class RaceView {
             h('div', { class: 'stats' }), h('div', { class: 'banner-area' }), h('div', { class: 'panel-area' }), h('div', { class: 'board-area' })),
           h('aside', { class: 'standings', 'aria-label': 'Players' })));
       clear(this.root, page);
-      page.querySelector('.board-area').appendChild(this.boardView.el);
+      page.querySelector('.board-area').append(this.boardView.el, keysHelp());
     }
     const phase = this.phase();
     page.dataset.phase = phase;
@@ -630,7 +651,7 @@ export class RaceView {
     const order = this.ordered();
     const mine = this.players.get(this.me);
     const shareText = this.shareText(mine, order.length);
-    const reason = this.raceOverReason === 'time_limit' ? 'The time limit is over.' : 'Every player has finished.';
+    const reason = { time_limit: 'The time limit is over.', all_done: 'Every player has finished.' }[this.raceOverReason] || 'The race is over.';
     return h('div', { class: 'panel results' },
       h('h2', {}, 'Results'),
       h('p', {}, reason),
@@ -698,7 +719,8 @@ export class RaceView {
     const canWatch = this.role === 'spectator' || phase === 'finished' || this.done();
     const list = h('ol', { class: 'players' }, this.ordered().map((p) => {
       const pct = Math.round((p.foundation_cards / 52) * 100);
-      const status = p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;
+      const status = phase === 'lobby' || phase === 'countdown' ? 'ready'
+        : p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;
       return h('li', { class: `player status-${p.status}${p.player_id === this.me ? ' me' : ''}${p.player_id === this.watching ? ' watched' : ''}`, 'data-player': p.player_id },
         h('div', { class: 'line' },
           h('span', { class: 'name' }, p.name),
@@ -736,6 +758,16 @@ export class RaceView {
       ends.textContent = phase === 'running' && this.race.ends_at && left < 10 * 60000 ? `ends in ${clock(left)}` : '';
     }
   }
+}
+
+function keysHelp() {
+  return h('details', { class: 'keys-help' },
+    h('summary', {}, 'Mouse, touch and keyboard'),
+    h('ul', {},
+      h('li', {}, 'Drag a card, or a run of the same suit, to move it. Tap a card to send it to its foundation; double-tap it to move it where it fits best.'),
+      h('li', {}, 'Keys: pick a source with 1–8 (columns) or a–d (cells), then a destination: 1–8, a–d, or f for the foundation.'),
+      h('li', {}, 'The same key twice moves the card where a double tap would. ↑ and ↓ choose how many cards of a run to move; Esc cancels.'),
+      h('li', {}, 'u undoes the last move; in practice, h asks for a hint.')));
 }
 
 function stat(label, value, key) {

@@ -13,6 +13,7 @@ import json
 import random
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -254,9 +255,8 @@ def test_two_players_race_one_deal(players: Any) -> None:
         expect(p.page.locator(".notice.rematch a")).to_be_visible()
     ann.page.click(".notice.rematch a")
     expect(ann.page.locator("button.start")).to_be_visible()  # still the host
-    bo.page.click(".notice.rematch a")
-    bo.page.fill("#join-name", "Bo")
-    bo.page.click("form.join button[type=submit]")
+    bo.page.click(".notice.rematch a")  # joins under the same name at once
+    expect(bo.page.locator(".lobby")).to_be_visible()
     expect(ann.page.locator(".players .name", has_text="Bo")).to_be_visible()
 
 
@@ -295,6 +295,45 @@ def test_illegal_drop_snaps_back_with_the_reason(players: Any) -> None:
     key_move(solo, illegal, wait=False)
     expect(solo.page.locator("#toast")).to_contain_text("does not go on")
     assert "move" not in solo.sent_types()
+
+    # When the server refuses a move the page showed, the move is rolled back
+    # and the server's reason shown. (The page's copy of the board is doctored
+    # so that it believes the move legal.)
+    shown = solo.page.evaluate(
+        """async (move) => {
+            const R = await import('/static/rules.js');
+            const race = window.boulanger;
+            const truth = race.confirmed.board;
+            const col = truth.columns[Number(move.src.slice(3)) - 1];
+            const card = col[col.length - 1];
+            const fake = R.copyBoard(truth);
+            const target = fake.columns[Number(move.dst.slice(3)) - 1];
+            target[target.length - 1] = R.cardOf(R.rankOf(card) + 1, R.suitOf(card));
+            race.confirmed = {...race.confirmed, board: fake};
+            race.sendMove(move.src, move.dst, 1);
+            const optimistic = race.view().board;
+            race.confirmed = {...race.confirmed, board: truth};
+            return {card, optimistic, truth};
+        }""",
+        illegal,
+    )
+    dst = int(illegal["dst"][3:]) - 1
+    assert shown["optimistic"]["columns"][dst][-1] == shown["card"]
+    expect(solo.page.locator("#toast")).to_contain_text(f"{illegal['src']}>{illegal['dst']}:")
+    settled(solo)
+    assert view(solo)["board"] == shown["truth"]
+    assert view(solo)["actions"] == 0
+    expect(
+        solo.page.locator(f'[data-place="{illegal["src"]}"] [data-card="{name}"]')
+    ).to_have_count(1)
+
+    # A game with no legal move left says so and offers undo and resign.
+    solo.page.evaluate(
+        "() => { const r = window.boulanger; r.confirmed = {...r.confirmed, status: 'stuck'}; r.renderNow(); }"
+    )
+    banner = solo.page.locator(".banner.status-stuck")
+    expect(banner).to_contain_text("No legal move")
+    expect(banner.locator("button")).to_have_text(["↶ Undo", "Resign"])
 
 
 def test_dropped_connection_reconnects_with_the_game_intact(players: Any) -> None:
@@ -373,6 +412,15 @@ def test_spectator_sees_both_players(players: Any) -> None:
     cy.screenshot("spectator-phone")
     assert not {"move", "tap", "double_tap"} & set(cy.sent_types())
 
+    # Someone who comes after the start cannot join, and is offered to watch.
+    late = players("Late")
+    late.page.goto(link)
+    expect(late.page.locator("form.join")).to_contain_text("This race has started")
+    expect(late.page.locator("#join-name")).to_have_count(0)
+    late.page.click("form.join button:has-text('Watch instead')")
+    expect(late.page.locator(".race-head .badge")).to_have_text("spectator")
+    expect(late.page.locator(".players .name")).to_have_count(2)
+
 
 def test_hostile_display_names_are_text(players: Any) -> None:
     # Names have at most 24 characters: the name field keeps the first 24 of
@@ -399,6 +447,23 @@ def test_hostile_display_names_are_text(players: Any) -> None:
     wait_playing(guest)
     assert not host.dialogs and not guest.dialogs
     host.screenshot("hostile-names")
+
+
+def test_daily_page_answers_even_without_a_daily_challenge(players: Any) -> None:
+    p = players("Daily")
+    p.page.goto(p.base + "/")
+    p.page.click("header nav a:has-text('Daily')")
+    expect(p.page).to_have_url(p.base + "/daily")
+    heading = p.page.locator("main h1")
+    expect(heading).to_contain_text("Daily challenge")
+    try:
+        with urllib.request.urlopen(f"{p.base}/api/daily", timeout=5) as answer:
+            today = json.load(answer)
+    except urllib.error.HTTPError as error:
+        assert error.code == 404
+        expect(p.page.locator("main")).to_contain_text("no daily challenge on this server yet")
+    else:
+        expect(p.page.locator("main")).to_contain_text(today["code"])
 
 
 def _wire_board(game: Game) -> dict[str, Any]:
