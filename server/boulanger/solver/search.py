@@ -57,7 +57,7 @@ SearchMove = tuple[str, int, int]
 # A settled position (cells, sorted columns, foundations) and a child waiting
 # in the search: (score, key, cells, columns, foundations, move).
 _State = tuple[bytes, tuple[bytes, ...], tuple[int, ...]]
-_Kid = tuple[int, bytes, list[int], list[bytes], list[int], "SearchMove"]
+_Kid = tuple[int, bytes, list[int], list[bytes], tuple[int, ...], "SearchMove"]
 
 _SEP = b"\x00"
 _CELLS_END = b"\x01"
@@ -100,38 +100,70 @@ def key_of(cells: Sequence[int], cols: Sequence[bytes]) -> bytes:
     return bytes(sorted(cells)) + _CELLS_END + _SEP.join(sorted(cols))
 
 
-def _score(cells: list[int], cols: list[bytes], found: list[int], ncells: int) -> int:
-    """A guess of how close a position is to a win, to order the children (bigger is better)."""
-    score = 40 * (found[0] + found[1] + found[2] + found[3])
-    empties = 0
-    for col in cols:
-        if not col:
-            empties += 1
-            continue
-        # Cards sitting on a lower card of their own suit block it: penalise
-        # every card that lies above a smaller card of the same suit.
-        n = len(col)
-        i = 1
-        while i < n and col[i] == col[i - 1] - 4:
-            i += 1
-        # col[:i] is an ordered base; the rest is disorder.
-        score -= 6 * (n - i)
-        lowest = [99, 99, 99, 99]
-        for card in col:
-            suit = card & 3
-            if card > lowest[suit]:
-                score -= 3
-            else:
-                lowest[suit] = card
-    score += 18 * (ncells - len(cells)) + 30 * empties
+def _column_score(col: bytes) -> int:
+    """The disorder of one column, for :func:`_score` (0 for an ordered column)."""
+    # Cards sitting on a lower card of their own suit block it: penalise
+    # every card that lies above a smaller card of the same suit, and every
+    # card above the ordered base (a same-suit run from the bottom).
+    n = len(col)
+    i = 1
+    while i < n and col[i] == col[i - 1] - 4:
+        i += 1
+    score = -6 * (n - i)
+    lowest = [99, 99, 99, 99]
+    for card in col:
+        suit = card & 3
+        if card > lowest[suit]:
+            score -= 3
+        else:
+            lowest[suit] = card
     return score
 
 
+def _score(
+    cells: list[int], cols: list[bytes], found: Sequence[int], ncells: int, memo: dict[bytes, int]
+) -> int:
+    """A guess of how close a position is to a win, to order the children (bigger is better).
+
+    ``memo`` caches the score of each column: most columns recur in many positions.
+    """
+    score = 40 * (found[0] + found[1] + found[2] + found[3]) + 18 * (ncells - len(cells))
+    for col in cols:
+        if not col:
+            score += 30
+            continue
+        part = memo.get(col)
+        if part is None:
+            part = memo[col] = _column_score(col)
+        score += part
+    return score
+
+
+def _run_length(col: bytes) -> int:
+    """How many cards on top of a (non-empty) column form a same-suit descending run."""
+    n = len(col)
+    run = 1
+    while run < n and col[-run - 1] == col[-run] + 4:
+        run += 1
+    return run
+
+
+Child = tuple[bytes, list[int], list[bytes], tuple[int, ...], SearchMove]
+
+
 def children(
-    cells: bytes, cols: tuple[bytes, ...], found: tuple[int, ...], ncells: int
-) -> list[tuple[bytes, list[int], list[bytes], list[int], SearchMove]]:
-    """Every child of a settled position: ``(key, cells, cols, found, move)``, settled."""
-    out: list[tuple[bytes, list[int], list[bytes], list[int], SearchMove]] = []
+    cells: bytes,
+    cols: tuple[bytes, ...],
+    found: tuple[int, ...],
+    ncells: int,
+    runs: dict[bytes, int] | None = None,
+) -> list[Child]:
+    """Every child of a settled position: ``(key, cells, cols, found, move)``, settled.
+
+    ``runs`` caches :func:`_run_length` per column across calls.
+    """
+    out: list[Child] = []
+    append = out.append
     free = ncells - len(cells)
     empty_at = -1
     empties = 0
@@ -144,42 +176,49 @@ def children(
             empty_at = i
     cap_occupied = (free + 1) << empties
     cap_empty = (free + 1) << (empties - 1) if empties else 0
+    join = _SEP.join
+    tail = _CELLS_END
 
-    def add(new_cells: list[int], new_cols: list[bytes], move: SearchMove, src_col: int) -> None:
-        new_found = list(found)
-        if src_col >= 0:
-            col = new_cols[src_col]
-            # Only the card just uncovered can have become playable.
-            if col and new_found[col[-1] & 3] == (col[-1] >> 2) - 1:
-                settle(new_cells, new_cols, new_found)
-        new_cells.sort()
-        new_cols.sort()
-        key = bytes(new_cells) + _CELLS_END + _SEP.join(new_cols)
-        out.append((key, new_cells, new_cols, new_found, move))
+    def settled(
+        new_cells: list[int], new_cols: list[bytes], src: int
+    ) -> tuple[list[int], list[bytes], tuple[int, ...]]:
+        # Only the card just uncovered in the source column can have become
+        # playable; if it has, settle the whole position.
+        col = new_cols[src]
+        if col and found[col[-1] & 3] == (col[-1] >> 2) - 1:
+            new_found = list(found)
+            settle(new_cells, new_cols, new_found)
+            return new_cells, new_cols, tuple(new_found)
+        return new_cells, new_cols, found
 
-    # Cell cards: onto their parent, into an empty column.
+    # Cell cards: onto their parent, into an empty column. Nothing is
+    # uncovered, so nothing new can go to the foundation.
     for card in cells:
         j = tops.get(card + 4)
-        if j is not None:
-            new_cols = list(cols)
-            new_cols[j] += bytes((card,))
-            new_cells = list(cells)
-            new_cells.remove(card)
-            add(new_cells, new_cols, ("p", card, 1), -1)
-        if empties:
-            new_cols = list(cols)
-            new_cols[empty_at] = bytes((card,))
-            new_cells = list(cells)
-            new_cells.remove(card)
-            add(new_cells, new_cols, ("e", card, 1), -1)
+        if j is not None or empties:
+            rest = cells.replace(bytes((card,)), b"")
+            if j is not None:
+                new_cols = list(cols)
+                new_cols[j] += bytes((card,))
+                new_cols.sort()
+                append((rest + tail + join(new_cols), list(rest), new_cols, found, ("p", card, 1)))
+            if empties:
+                new_cols = list(cols)
+                new_cols[empty_at] = bytes((card,))
+                new_cols.sort()
+                append((rest + tail + join(new_cols), list(rest), new_cols, found, ("e", card, 1)))
     # Column tops and runs.
     for i, col in enumerate(cols):
         if not col:
             continue
         n = len(col)
-        run = 1
-        while run < n and col[-run - 1] == col[-run] + 4:
-            run += 1
+        if runs is None:
+            run = _run_length(col)
+        else:
+            run = runs.get(col, 0)
+            if not run:
+                run = runs[col] = _run_length(col)
+        moves: list[tuple[list[int], list[bytes], SearchMove]] = []
         # Onto a parent: only the whole run can go (each card inside the run
         # has its parent right below it, in this column).
         base = col[-run]
@@ -188,7 +227,7 @@ def children(
             new_cols = list(cols)
             new_cols[j] += col[-run:]
             new_cols[i] = col[:-run]
-            add(list(cells), new_cols, ("p", base, run), i)
+            moves.append((list(cells), new_cols, ("p", base, run)))
         if empties and n > 1:
             # Into an empty column: the top card alone (needed for
             # completeness) and the longest run allowed (a shortcut).
@@ -197,13 +236,18 @@ def children(
                 new_cols = list(cols)
                 new_cols[empty_at] = col[-k:]
                 new_cols[i] = col[:-k]
-                add(list(cells), new_cols, ("e", col[-k], k), i)
+                moves.append((list(cells), new_cols, ("e", col[-k], k)))
         if free:
             new_cols = list(cols)
             new_cols[i] = col[:-1]
             new_cells = list(cells)
             new_cells.append(col[-1])
-            add(new_cells, new_cols, ("c", col[-1], 1), i)
+            moves.append((new_cells, new_cols, ("c", col[-1], 1)))
+        for new_cells, new_cols, move in moves:
+            new_cells, new_cols, new_found = settled(new_cells, new_cols, i)
+            new_cells.sort()
+            new_cols.sort()
+            append((bytes(new_cells) + tail + join(new_cols), new_cells, new_cols, new_found, move))
     return out
 
 
@@ -233,14 +277,16 @@ def search(
     if sum(found) == 52:
         return Outcome("won", [], 1, time.perf_counter() - start)
     visited = {root_key}
+    memo: dict[bytes, int] = {}
+    runs: dict[bytes, int] = {}
     limit = max_positions if max_positions is not None else -1
 
     def expand(state: _State) -> list[_Kid]:
         """The unvisited children of a settled position, best last."""
         kids: list[_Kid] = []
-        for key, k_cells, k_cols, k_found, move in children(*state, ncells):
+        for key, k_cells, k_cols, k_found, move in children(*state, ncells, runs):
             if key not in visited:
-                score = _score(k_cells, k_cols, k_found, ncells)
+                score = _score(k_cells, k_cols, k_found, ncells, memo)
                 kids.append((score, key, k_cells, k_cols, k_found, move))
         kids.sort(key=lambda kid: kid[0])
         return kids
@@ -273,5 +319,5 @@ def search(
             and time.perf_counter() > deadline
         ):
             return Outcome("unknown", None, len(visited), time.perf_counter() - start)
-        frames.append(expand((bytes(k_cells), tuple(k_cols), tuple(k_found))))
+        frames.append(expand((bytes(k_cells), tuple(k_cols), k_found)))
     return Outcome("unsolvable", None, len(visited), time.perf_counter() - start)

@@ -61,7 +61,7 @@ def solve_board(board: Board, *, budget: float = 2.0, max_positions: int | None 
     """Search any position for a win; the board is not changed."""
     start = time.perf_counter()
     ncells = len(board.cells)
-    cells = [c for c in board.cells if c is not None]
+    cells = [int(c) for c in board.cells if c is not None]
     cols = [bytes(col) for col in board.columns]
     outcome = search(
         cells, cols, list(board.foundations), ncells, budget=budget, max_positions=max_positions
