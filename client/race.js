@@ -76,6 +76,7 @@ export class RaceView {
   }
 
   destroy() {
+    this.destroyed = true;
     cancelAnimationFrame(this.frame);
     clearTimeout(this.startTimeout);
     clearInterval(this.ticker);
@@ -94,11 +95,13 @@ export class RaceView {
     try {
       info = await api('GET', `/api/races/${encodeURIComponent(this.raceId)}`);
     } catch (error) {
+      if (this.destroyed) return;
       if (error.status === 404) {
         this.fatal('There is no race at this address.', 'It may have been mistyped, or it is over and gone.');
         return;
       }
     }
+    if (this.destroyed) return;
     if (info) this.adoptRace(info);
     if (this.watchOnly) this.connect({ role: 'spectator' });
     else if (this.creds.token) this.connect({ role: 'player', token: this.creds.token });
@@ -110,13 +113,16 @@ export class RaceView {
 
   showJoinForm(info, problem) {
     const started = info && info.state && info.state !== 'lobby';
+    const closed = info && info.state === 'full'
+      ? 'This race is full: you can watch it.'
+      : 'This race has started: new players cannot join it, but you can watch.';
     const name = h('input', { id: 'join-name', name: 'name', maxlength: 24, autocomplete: 'nickname', required: true, value: savedName() });
     const form = h('form', { class: 'panel join' },
       h('h1', {}, 'Join the race'),
       info ? h('p', {}, `Game code ${info.code} · ${cellsText(info.cells)} · ${(info.players || []).length} of 8 players`) : null,
       problem ? h('p', { class: 'problem', role: 'alert' }, problem) : null,
       started
-        ? h('p', {}, 'This race has started: new players cannot join it, but you can watch.')
+        ? h('p', {}, closed)
         : h('p', {}, h('label', { for: 'join-name' }, 'Your name '), name, ' ', h('button', { type: 'submit', class: 'primary' }, 'Join')),
       h('p', {}, h('button', { type: 'button', class: started ? 'primary' : '', onclick: () => this.startWatching() }, 'Watch instead')));
     form.addEventListener('submit', (e) => {
@@ -335,6 +341,10 @@ export class RaceView {
       }
       return;
     }
+    // A refused start or rematch may be asked for again.
+    this.startSent = false;
+    this.rematchSent = false;
+    this.render();
     if (msg.code === 'unknown_player' && this.watching) {
       this.watching = null;
       this.watchedGame = null;
