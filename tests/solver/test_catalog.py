@@ -29,7 +29,7 @@ def test_a_sample_of_the_catalog_replays_to_a_win_at_par(
 ) -> None:
     entries = catalog.entries(cells)
     for entry in random.Random(cells).sample(list(entries), SAMPLE):
-        solution = solve(entry.code, budget=10)
+        solution = solve(entry.code, budget=60)
         assert solution.result == WON, entry
         assert solution.par == entry.par, entry
         assert replays_to_win(entry.code, solution.actions)
@@ -64,14 +64,14 @@ def test_the_file_format_round_trips() -> None:
 
 def test_generation_is_resumable(tmp_path: Path) -> None:
     out = tmp_path / "c4.txt"
-    first = catalog.generate(4, 1, 12, out=out)
+    first = catalog.generate(4, 1, 12, out=out, budget=60)
     assert (first.searched, first.won, first.unsolvable, first.unknown) == (12, 11, 1, 0)
-    again = catalog.generate(4, 1, 15, out=out)
+    again = catalog.generate(4, 1, 15, out=out, budget=60)
     assert again.searched == 3  # only 13..15 are new
     parsed = catalog.CatalogFile.parse(out.read_text(), 4)
     assert parsed.searched == [(1, 15)]
     assert sorted(parsed.pars) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15]
-    assert parsed.pars[1] == solve("BK1-C4-AAAAAAB").par
+    assert parsed.pars[1] == solve("BK1-C4-AAAAAAB", budget=60).par
 
 
 def test_unknown_deals_are_kept_and_retried(tmp_path: Path) -> None:
@@ -79,6 +79,6 @@ def test_unknown_deals_are_kept_and_retried(tmp_path: Path) -> None:
     catalog.generate(4, 223, 223, out=out, budget=0.0)
     assert catalog.CatalogFile.parse(out.read_text(), 4).unknown == {223}
     assert catalog.generate(4, 223, 223, out=out).searched == 0
-    retried = catalog.generate(4, 223, 223, out=out, retry_unknown=True, budget=30)
+    retried = catalog.generate(4, 223, 223, out=out, retry_unknown=True, budget=60)
     assert retried.unsolvable == 1
     assert catalog.CatalogFile.parse(out.read_text(), 4).unknown == set()

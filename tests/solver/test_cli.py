@@ -13,7 +13,7 @@ from boulanger.solver import catalog
 def test_solve_json_replays(
     capsys: pytest.CaptureFixture[str], replays_to_win: Callable[..., bool]
 ) -> None:
-    assert main(["solve", "bk1-c4-aaaaaab", "--json"]) == 0
+    assert main(["solve", "bk1-c4-aaaaaab", "--json", "--budget", "60"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"code", "result", "actions", "seconds", "positions"}
     assert out["code"] == "BK1-C4-AAAAAAB"
@@ -22,9 +22,9 @@ def test_solve_json_replays(
 
 
 def test_solve_text(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["solve", "BK1-C1-AAAAAAB"]) == 0
+    assert main(["solve", "BK1-C1-AAAAAAB", "--budget", "60"]) == 0
     assert "unsolvable" in capsys.readouterr().out
-    assert main(["solve", "BK1-C4-AAAAAAB", "--budget", "5"]) == 0
+    assert main(["solve", "BK1-C4-AAAAAAB", "--budget", "60"]) == 0
     out = capsys.readouterr().out
     assert "won" in out and "par " in out
 
@@ -41,7 +41,8 @@ def test_solve_bad_code(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_catalog_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "c2.txt"
-    args = ["catalog", "--cells", "2", "--from", "25", "--to", "40", "--out", str(out)]
+    args = ["catalog", "--cells", "2", "--from", "25", "--to", "40", "--budget", "60"]
+    args += ["--out", str(out)]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "deal 29: won" in printed

@@ -23,7 +23,7 @@ DEALS = [GameCode(d, 4) for d in [1, 10, 223, *_RNG.sample(range(1, 1_000_000), 
 
 @pytest.mark.parametrize("code", DEALS, ids=str)
 def test_deal_verdicts_agree_with_fc_solve(code: GameCode) -> None:
-    ours = solve(code, budget=10).result
+    ours = solve(code, budget=60).result
     theirs = fcsolve.verdict_for(code)
     assert UNKNOWN in (ours, theirs) or ours == theirs
 
@@ -39,7 +39,7 @@ def test_positions_in_play_agree_with_fc_solve() -> None:
             if not moves:
                 break
             game.play(rng.choice(moves))
-        ours = solve_board(game.board, budget=10).result
+        ours = solve_board(game.board, budget=60).result
         theirs = fcsolve.verdict(game.board)
         assert UNKNOWN in (ours, theirs) or ours == theirs, game.board.text()
         checked += 1

@@ -13,11 +13,11 @@ def test_hint_moves_keep_the_game_winnable() -> None:
     game = Game("BK1-C4-AAAAAAB")
     for _ in range(15):
         forget()  # search afresh each time
-        answer = hint(game)
+        answer = hint(game, budget=60)
         assert answer.result == WON
         assert isinstance(answer.move, Move)
         game.play(answer.move)
-        assert solve_board(game.board).result == WON
+        assert solve_board(game.board, budget=60).result == WON
 
 
 def test_hint_after_a_mistake_says_undo() -> None:
@@ -25,16 +25,16 @@ def test_hint_after_a_mistake_says_undo() -> None:
     for move in LOSING_MOVES:
         game.play(move)
     before = game.board.copy()
-    answer = hint(game)
+    answer = hint(game, budget=60)
     assert answer.result == UNSOLVABLE
     assert answer.move is None
     assert game.board == before
     game.undo()
-    assert hint(game).result == WON
+    assert hint(game, budget=60).result == WON
 
 
 def test_hint_on_an_unwinnable_deal() -> None:
-    assert hint(Game("BK1-C1-AAAAAAB")).result == UNSOLVABLE
+    assert hint(Game("BK1-C1-AAAAAAB"), budget=60).result == UNSOLVABLE
 
 
 def test_hint_out_of_budget() -> None:
@@ -48,12 +48,12 @@ def test_following_the_hints_wins() -> None:
     # follow one winning line, so they never go round in circles.
     game = Game("BK1-C4-AAAAAAB")
     while not game.board.won:
-        answer = hint(game)
+        answer = hint(game, budget=60)
         assert answer.result == WON
         assert answer.move is not None
         game.play(answer.move)
         assert game.actions <= 200
-    answer = hint(game)
+    answer = hint(game, budget=60)
     assert answer.result == WON
     assert answer.move is None
     assert answer.to_dict()["move"] is None
@@ -61,14 +61,14 @@ def test_following_the_hints_wins() -> None:
 
 def test_hints_after_leaving_the_line() -> None:
     game = Game("BK1-C2-AAAAAA5")
-    first = hint(game)
+    first = hint(game, budget=60)
     assert first.move is not None
     game.play(first.move)
     game.undo()
-    assert hint(game).move == first.move
+    assert hint(game, budget=60).move == first.move
     other = next(m for m in game.legal_moves() if m != first.move)
     game.play(other)
-    answer = hint(game)
+    answer = hint(game, budget=60)
     assert answer.result in (WON, UNSOLVABLE)
     if answer.move is not None:
         game.play(answer.move)
