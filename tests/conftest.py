@@ -9,7 +9,11 @@ import pytest
 from support.servers import RedisProcess, ServerProcess
 
 # Short countdowns, and a message budget a scripted winner cannot exceed.
-FAST_TEST_ENV = {"BOULANGER_COUNTDOWN_MS": "300", "BOULANGER_MESSAGES_PER_SECOND": "1000"}
+FAST_TEST_ENV = {
+    "BOULANGER_COUNTDOWN_MS": "300",
+    "BOULANGER_MESSAGES_PER_SECOND": "100000",
+    "BOULANGER_MESSAGE_BURST": "100000",
+}
 
 
 @pytest.fixture(scope="session")

@@ -148,6 +148,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         ws="auto",
         ws_max_size=settings.max_frame_bytes,
+        # Messages are small and many: compressing each one per connection
+        # costs far more CPU than the bandwidth it saves.
+        ws_per_message_deflate=False,
         log_level=args.log_level,
         proxy_headers=True,
         forwarded_allow_ips=args.forwarded_allow_ips,

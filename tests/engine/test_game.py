@@ -485,3 +485,40 @@ def test_repr() -> None:
     game = Game("BK1-C4-AAAAA24")
     game.play("col8>cell1")
     assert repr(game) == "<Game BK1-C4-AAAAA24 actions=1 score=0>"
+
+
+def _tight_board(tops: list[str], cell: str, under_first: str) -> Board:
+    """A 1-cell board with these column tops; the other cards buried beneath."""
+    from boulanger.engine import ALL_CARDS
+
+    placed = {*tops, cell, under_first}
+    rest = [str(c) for c in ALL_CARDS if str(c) not in placed]
+    columns: list[list[str]] = [[] for _ in range(8)]
+    for i, card in enumerate(rest):
+        columns[i % 8].append(card)
+    columns[0].append(under_first)
+    for col, top in zip(columns, tops, strict=True):
+        col.append(top)
+    lines = ["foundations: -- -- -- --", f"cells: {cell}"]
+    lines += [f"col{i + 1}: " + " ".join(col) for i, col in enumerate(columns)]
+    return Board.from_text("\n".join(lines))
+
+
+def test_dead_end_when_no_sequence_of_moves_reaches_a_foundation() -> None:
+    # Tops 7H 8H QC QD 5C 5D 5S JH, KS in the only cell: the one legal move
+    # is 7H onto 8H, which uncovers 9C, which goes nowhere.
+    board = _tight_board(["7H", "8H", "QC", "QD", "5C", "5D", "5S", "JH"], "KS", "9C")
+    game = Game("BK1-C1-AAAAAAB")
+    game.board = board
+    assert board.legal_moves() == [Move("col1", "col2")]
+    assert board.foundation_reachable() is False
+    assert game.status is Status.DEAD_END
+
+
+def test_a_tight_board_with_a_way_out_is_still_playing() -> None:
+    # Same, but the uncovered card is an ace: a foundation move is reachable.
+    board = _tight_board(["7H", "8H", "QC", "QD", "5C", "5D", "5S", "JH"], "KS", "AC")
+    game = Game("BK1-C1-AAAAAAB")
+    game.board = board
+    assert board.foundation_reachable() is True
+    assert game.status is Status.PLAYING

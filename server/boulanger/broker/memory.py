@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -15,7 +16,9 @@ class MemoryBroker(Broker):
 
     kind = "memory"
 
-    def __init__(self) -> None:
+    def __init__(self, race_ttl_s: float = 24 * 3600) -> None:
+        self.race_ttl_s = race_ttl_s
+        self._created: dict[str, float] = {}  # insertion order is creation order
         self._metas: dict[str, dict[str, Any]] = {}
         self._logs: dict[str, list[str]] = defaultdict(list)
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
@@ -25,6 +28,15 @@ class MemoryBroker(Broker):
         return True
 
     async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
+        now = time.monotonic()
+        # Forget races past their time, oldest first, so memory stays bounded.
+        for old, created in list(self._created.items()):
+            if created > now - self.race_ttl_s:
+                break
+            del self._created[old]
+            self._metas.pop(old, None)
+            self._logs.pop(old, None)
+        self._created[race_id] = now
         self._metas[race_id] = dict(meta)
 
     async def race_meta(self, race_id: str) -> dict[str, Any] | None:

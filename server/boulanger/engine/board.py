@@ -10,7 +10,7 @@ from .cards import ALL_CARDS, CARDS, Card, Suit, parse_card
 from .codes import GameCode
 from .deal import deal_columns
 from .errors import IllegalMoveError, InvalidNotationError
-from .moves import COLUMN_COUNT, FIRST_CELL, FOUNDATION, PLACE_NAMES, Move
+from .moves import COLUMN_COUNT, FIRST_CELL, FOUNDATION, PLACE_INDEX, PLACE_NAMES, Move
 
 # Every move as a shared immutable value: _MOVES[src][dst][count - 1].
 _MOVES: list[list[list[Move]]] = [
@@ -244,6 +244,38 @@ class Board:
                 for e in empty_cols:
                     append(row[e][k])
         return moves
+
+    def foundation_reachable(self, limit: int = 64) -> bool | None:
+        """Can any sequence of moves put another card on a foundation?
+
+        Searches the positions reachable without a foundation move (up to
+        ``limit`` of them, equal up to the order of columns and of cells).
+        True or False when it knows; None when the limit cut the search short.
+        """
+        seen = {self._shape()}
+        frontier = [self]
+        while frontier:
+            board = frontier.pop()
+            moves = board.legal_moves()
+            for move in moves:
+                if move.dst == "foundation":
+                    return True
+            for move in moves:
+                if board.is_pointless(move):
+                    continue
+                nxt = board.copy()
+                nxt.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+                shape = nxt._shape()
+                if shape not in seen:
+                    if len(seen) >= limit:
+                        return None
+                    seen.add(shape)
+                    frontier.append(nxt)
+        return False
+
+    def _shape(self) -> tuple[object, ...]:
+        cells = sorted(c for c in self.cells if c is not None)
+        return (tuple(sorted(tuple(col) for col in self.columns)), tuple(cells))
 
     def is_pointless(self, move: Move) -> bool:
         """A move that leaves the same position up to renaming cells and columns.

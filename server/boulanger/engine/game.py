@@ -20,6 +20,8 @@ from .errors import (
 from .moves import FIRST_CELL, FOUNDATION, PLACE_NAMES, Move, place_index
 
 UNDO_LIMIT = 100
+# Positions searched at most to tell a dead end (see Status.DEAD_END).
+DEAD_END_SEARCH = 64
 
 # Place name -> index for each cell count (removed cells are not places).
 _PLACES: dict[int, dict[str, int]] = {
@@ -37,9 +39,8 @@ class Status(enum.Enum):
     WON = "won"
     # No legal move at all.
     STUCK = "stuck"
-    # Legal moves exist, but each only moves a card from cell to cell or a
-    # whole column into an empty column: the position stays the same up to
-    # renaming places, so no sequence of them can ever change the game.
+    # Legal moves exist, but no sequence of them can put another card on a
+    # foundation, so the game cannot be won: only pointless moves remain.
     DEAD_END = "dead_end"
 
 
@@ -205,7 +206,12 @@ class Game:
         moves = self.board.legal_moves()
         if not moves:
             return Status.STUCK
-        if all(self.board.is_pointless(m) for m in moves):
+        board = self.board
+        # Only a tight position (every cell full, no empty column) is searched:
+        # that is where dead ends happen, and its reachable positions are few.
+        # A free cell or an empty column makes the search large; it is skipped.
+        tight = None not in board.cells and all(board.columns)
+        if tight and board.foundation_reachable(DEAD_END_SEARCH) is False:
             return Status.DEAD_END
         return Status.PLAYING
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 
 from starlette.websockets import WebSocket, WebSocketState
@@ -57,6 +58,8 @@ class Connection:
         self.player_id: str | None = None
         self.role: str | None = None
         self.watching: str | None = None
+        # Names this connection across processes (for "replaced" kicks).
+        self.nonce = secrets.token_hex(8)
         self._writer = asyncio.create_task(self._write_loop())
 
     def send(self, text: str) -> None:

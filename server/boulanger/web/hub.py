@@ -109,7 +109,7 @@ class RaceHub:
         if event.get("kind") == "kick":
             # The same player connected again elsewhere: drop this connection.
             for conn in list(self.connections):
-                if conn.player_id == event["player_id"] and id(conn) != event.get("keep"):
+                if conn.player_id == event["player_id"] and conn.nonce != event.get("keep"):
                     conn.close(CLOSE_REPLACED)
 
     # -- applying --------------------------------------------------------
@@ -215,7 +215,7 @@ class RaceHub:
         for other in list(self.connections):
             if other is not conn and other.player_id == conn.player_id:
                 other.close(CLOSE_REPLACED)
-        event = {"kind": "kick", "player_id": conn.player_id, "keep": id(conn)}
+        event = {"kind": "kick", "player_id": conn.player_id, "keep": conn.nonce}
         with contextlib.suppress(BrokerUnavailable):
             await self.broker.publish(self.channel, json.dumps(event))
 

@@ -53,6 +53,8 @@ class Settings:
             settings.messages_per_second = float(env["BOULANGER_MESSAGES_PER_SECOND"])
         if "BOULANGER_MESSAGE_BURST" in env:
             settings.message_burst = int(env["BOULANGER_MESSAGE_BURST"])
+        if "BOULANGER_OUTBOUND_QUEUE" in env:
+            settings.outbound_queue = int(env["BOULANGER_OUTBOUND_QUEUE"])
         if "BOULANGER_PING_INTERVAL_S" in env:
             settings.ping_interval_s = float(env["BOULANGER_PING_INTERVAL_S"])
         if "BOULANGER_IDLE_TIMEOUT_S" in env:

@@ -125,6 +125,8 @@ class Session:
                     conn.close(CLOSE_POLICY)
                     return
                 await self._handle(text)
+                # Let the writers run between frames, even when frames queue up.
+                await asyncio.sleep(0)
         except WebSocketDisconnect as gone:
             conn.close(gone.code or 1000)
         except Exception:
