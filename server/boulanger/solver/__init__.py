@@ -2,6 +2,16 @@
 
 Synchronous and pure (no asyncio, no I/O but the catalog files): the server
 runs it in a thread or process pool.
+
+* ``solve(code, budget=2.0, max_positions=None) -> Solution``: search a deal.
+  ``Solution.result`` is ``"won"`` (``actions`` replay to a win, ``par`` is
+  their number), ``"unsolvable"`` (proved: every reachable position was
+  searched) or ``"unknown"`` (out of budget).
+* ``solve_board(board, budget=2.0)``: the same from any position.
+* ``hint(game, budget=1.0) -> Hint``: the next move toward a win, or
+  ``"unsolvable"`` (undo) or ``"unknown"``.
+* ``catalog.entries(cells)``, ``catalog.lookup(code)``, ``catalog.pick(cells, rng)``:
+  the shipped deals verified winnable, with their par.
 """
 
 from . import catalog

@@ -57,7 +57,7 @@ def solve(
     return solve_board(Board.deal(code), budget=budget, max_positions=max_positions)
 
 
-def solve_board(board: Board, *, budget: float = 2.0, max_positions: int | None = None) -> Solution:
+def solve_board(board: Board, budget: float = 2.0, *, max_positions: int | None = None) -> Solution:
     """Search any position for a win; the board is not changed."""
     start = time.perf_counter()
     ncells = len(board.cells)
