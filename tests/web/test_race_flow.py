@@ -165,3 +165,45 @@ async def test_time_limit_ends_the_race(tmp_path) -> None:
         await ann.close()
     finally:
         server.stop()
+
+
+async def test_hints_only_in_practice(memory_server: ServerProcess) -> None:
+    _, (ann,) = await _start(memory_server, "Ann")
+    await ann.send(type="hint")
+    assert (await ann.expect("error"))["code"] == "no_hints"
+    await ann.close()
+
+    practice = await create_race(memory_server.base, cells=4, practice=True)
+    assert practice["winnable"] is True
+    solo = await Racer(memory_server.ws_base, practice["race_id"]).connect()
+    await solo.join("Solo", host_key=practice["host_key"])
+    await solo.send(type="start")
+    starting = await solo.wait_event("race_starting")
+    await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.05)
+    await solo.send(type="hint")
+    hint = await solo.expect("hint_result", timeout=30)
+    assert hint["result"] == "won" and hint["move"] is not None
+    answer = await solo.move(hint["move"]["src"], hint["move"]["dst"], hint["move"]["count"])
+    assert answer["type"] == "ack"
+    await solo.close()
+
+
+async def test_rematch_moves_everyone_to_a_new_race(server: ServerProcess) -> None:
+    created, (ann, bo) = await _start(server, "Ann", "Bo")
+    await ann.send(type="start")
+    starting = await ann.wait_event("race_starting")
+    await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.05)
+    await bo.send(type="rematch")
+    assert (await bo.expect("error"))["code"] == "not_host"
+    for racer in (ann, bo):
+        assert (await racer.act("resign"))["type"] == "ack"
+    await bo.wait_event("race_over")
+    await ann.send(type="rematch")
+    opened = await bo.wait_event("rematch")
+    assert opened["url"] == f"/race/{opened['race_id']}" and opened["race_id"] != created["race_id"]
+    # The host joins the new race as host with the key they already hold.
+    again = await Racer(server.ws_base, opened["race_id"]).connect()
+    welcome = await again.join("Ann", host_key=created["host_key"])
+    assert welcome["race"]["host_id"] == welcome["player_id"]
+    for racer in (ann, bo, again):
+        await racer.close()
