@@ -1,8 +1,9 @@
 // The boulanger web client: routes by path, the home page, the daily
 // challenge and practice; the race page lives in race.js.
 
-import { h, clear, clock, toast, api, savedName, saveName, saveRaceCreds } from './dom.js';
-import { RaceView, cellsText } from './race.js';
+import { h, clear, toast, api, savedName, saveName, saveRaceCreds } from './dom.js';
+import { RaceView } from './race.js';
+import { DailyPage } from './daily.js';
 
 const main = document.getElementById('main');
 let current = null; // the page object that owns `main` (has destroy())
@@ -11,7 +12,7 @@ const ROUTES = [
   [/^\/$/, () => home()],
   [/^\/race\/([A-Za-z0-9_-]{1,64})\/?$/, (id) => racePage(id)],
   [/^\/daily\/?$/, () => daily()],
-  [/^\/daily\/(\d{4}-\d{2}-\d{2})\/?$/, (date) => daily(date)],
+  [/^\/daily\/([^/]+)\/?$/, (date) => daily(date)],
   [/^\/practice\/?$/, () => practice()],
 ];
 
@@ -151,6 +152,15 @@ function home() {
         h('p', {}, h('a', { href: '/daily', class: 'button primary', 'data-link': '' }, "Play today's deal")))));
 }
 
+// -- daily challenge ----------------------------------------------------------------
+
+function daily(date) {
+  page('Daily challenge');
+  const view = new DailyPage(main, date ? decodeURIComponent(date) : null, navigate);
+  current = view;
+  view.mount();
+}
+
 // -- race -------------------------------------------------------------------------
 
 function racePage(raceId) {
@@ -179,73 +189,6 @@ async function practice() {
       h('p', {}, `The server could not deal one: ${error.message}`),
       h('p', {}, h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
   }
-}
-
-// -- daily challenge -------------------------------------------------------------------
-
-async function daily(date) {
-  page('Daily challenge', h('p', { class: 'loading' }, 'Loading the daily challenge…'));
-  let today;
-  try {
-    today = await api('GET', date ? `/api/daily/${date}` : '/api/daily');
-  } catch (error) {
-    const missing = error.status === 404 || error.status === 405;
-    page('Daily challenge', h('div', { class: 'panel' },
-      h('h1', {}, 'Daily challenge'),
-      h('p', {}, missing
-        ? 'There is no daily challenge on this server yet. Try a race or a practice game meanwhile.'
-        : `The daily challenge cannot be loaded now: ${error.message}`),
-      h('p', { class: 'row' },
-        h('a', { href: '/practice', class: 'button primary', 'data-link': '' }, 'Practise alone'),
-        h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
-    return;
-  }
-  const board = h('div', { class: 'daily-board' }, h('p', { class: 'small' }, 'Loading the leaderboard…'));
-  const next = h('span', { 'data-next': '' });
-  const play = h('button', { type: 'button', class: 'primary' }, "Play today's deal");
-  play.addEventListener('click', async () => {
-    play.disabled = true;
-    try {
-      if (today.url || today.race_id) {
-        navigate(today.url || `/race/${today.race_id}`);
-        return;
-      }
-      const race = await createRace({ code: today.code, practice: true });
-      navigate(`/race/${race.race_id}`);
-    } catch (error) {
-      toast(`Could not start the daily challenge: ${error.message}`, 'error', 6000);
-      play.disabled = false;
-    }
-  });
-  const timer = setInterval(() => {
-    if (Number.isFinite(today.next_at)) next.textContent = `Next deal in ${clock(today.next_at - Date.now())}.`;
-  }, 1000);
-  current = { destroy: () => clearInterval(timer) };
-  page('Daily challenge', h('div', { class: 'panel daily' },
-    h('h1', {}, `Daily challenge · ${today.date}`),
-    h('p', {}, 'Game code ', h('span', { class: 'code' }, today.code), today.par ? ` · par ${today.par}` : '', ` · ${cellsText(Number((/-C(\d)-/.exec(today.code) || [])[1]) || 4)}`),
-    h('p', {}, play, ' ', next),
-    h('h2', {}, 'Leaderboard'),
-    board));
-  try {
-    const standings = await api('GET', `/api/daily/${encodeURIComponent(today.date)}/leaderboard?limit=50&offset=0`);
-    clear(board, dailyTable(standings));
-  } catch (error) {
-    clear(board, h('p', { class: 'small' }, error.status === 404 ? 'No results yet today.' : `The leaderboard cannot be loaded: ${error.message}`));
-  }
-}
-
-function dailyTable(data) {
-  const rows = Array.isArray(data) ? data : (data && (data.standings || data.entries || data.leaderboard || data.items)) || [];
-  if (!rows.length) return h('p', { class: 'small' }, 'No results yet today: be the first.');
-  return h('table', { class: 'results-table' },
-    h('thead', {}, h('tr', {}, ['#', 'Player', 'Time', 'Cards', 'Score'].map((t) => h('th', { scope: 'col' }, t)))),
-    h('tbody', {}, rows.map((row, i) => h('tr', {},
-      h('td', {}, String(row.rank || i + 1 + ((data && data.offset) || 0))),
-      h('td', {}, String(row.name ?? '')),
-      h('td', {}, Number.isFinite(row.time_ms) ? clock(row.time_ms) : '—'),
-      h('td', {}, Number.isFinite(row.foundation_cards) ? `${row.foundation_cards}/52` : '—'),
-      h('td', {}, Number.isFinite(row.score) ? String(row.score) : '—')))));
 }
 
 route();

@@ -98,8 +98,8 @@ export function toast(message, kind = 'info', ms = 3500) {
 }
 
 // JSON over fetch; throws an Error carrying the server's reason and status.
-export async function api(method, path, body) {
-  const init = { method, headers: { Accept: 'application/json' } };
+export async function api(method, path, body, headers = {}) {
+  const init = { method, headers: { Accept: 'application/json', ...headers } };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);

@@ -290,7 +290,7 @@ export class RaceView {
 
   maybeAutoStart() {
     const race = this.race;
-    if (race.practice && race.state === 'lobby' && this.isHost() && !this.autoStarted) {
+    if ((race.practice || this.creds.autostart) && race.state === 'lobby' && this.isHost() && !this.autoStarted) {
       this.autoStarted = true;
       this.conn.send({ type: 'start' });
     }
@@ -557,7 +557,8 @@ export class RaceView {
     const race = this.race;
     const phaseText = { lobby: 'waiting for players', countdown: 'starting', running: 'running', finished: 'over' }[phase];
     clear(el,
-      h('h1', {}, race.practice ? 'Practice' : 'Race'),
+      h('h1', {}, this.creds.daily ? `Daily challenge ${this.creds.daily}` : race.practice ? 'Practice' : 'Race'),
+      this.creds.daily ? h('span', { class: 'badge' }, this.creds.ranked ? 'ranked' : 'practice') : null,
       h('span', { class: 'code', title: 'game code' }, race.code),
       h('span', { class: 'meta' }, `${cellsText(race.cells)} · ${phaseText}`),
       race.par ? h('span', { class: 'meta' }, `par ${race.par}`) : null,
@@ -638,13 +639,15 @@ export class RaceView {
     const watchLink = `${link}?watch=1`;
     const count = this.players.size;
     const panel = h('div', { class: 'panel lobby' },
-      h('h2', {}, this.race.practice ? 'Practice game' : 'Waiting for players'),
-      this.race.practice ? null : h('div', { class: 'share' },
+      h('h2', {}, this.race.practice || this.creds.daily ? 'Your game is about to start' : 'Waiting for players'),
+      this.race.practice || this.creds.daily ? null : h('div', { class: 'share' },
         h('label', { for: 'share-link' }, 'Send this link to the players'),
         h('div', { class: 'row' }, h('input', { id: 'share-link', readonly: true, value: link, onfocus: (e) => e.target.select() }), copyButton(() => link, 'Copy link')),
         h('p', { class: 'small' }, 'Spectators: ', h('a', { href: watchLink }, 'watch link'), ' ', copyButton(() => watchLink, 'Copy'))),
       h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`));
-    if (this.isHost()) {
+    if (this.isHost() && this.creds.autostart) {
+      panel.appendChild(h('p', {}, 'Starting…'));
+    } else if (this.isHost()) {
       panel.appendChild(h('p', {}, h('button', { type: 'button', class: 'primary start', disabled: this.startSent, onclick: () => this.start() }, this.startSent ? 'Starting…' : 'Start the race')));
     } else if (this.role === 'player') {
       panel.appendChild(h('p', {}, 'The host starts the race when everyone is here.'));
@@ -679,9 +682,10 @@ export class RaceView {
         h('label', { for: 'share-text' }, 'Share'),
         h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 2 }, shareText), copyButton(() => shareText, 'Copy'))),
       h('p', { class: 'row' },
-        this.isHost() && !this.race.rematch
+        this.isHost() && !this.race.rematch && !this.creds.daily
           ? h('button', { type: 'button', class: 'primary rematch-button', disabled: this.rematchSent, onclick: () => this.rematch() }, this.rematchSent ? 'Opening…' : 'Rematch')
           : null,
+        this.creds.daily ? h('a', { href: `/daily/${this.creds.daily}`, class: 'button primary', 'data-link': '' }, 'Daily leaderboard') : null,
         h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home')));
   }
 

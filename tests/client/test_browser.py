@@ -13,7 +13,6 @@ import json
 import random
 import subprocess
 import sys
-import urllib.error
 import urllib.request
 from typing import Any
 
@@ -449,21 +448,43 @@ def test_hostile_display_names_are_text(players: Any) -> None:
     host.screenshot("hostile-names")
 
 
-def test_daily_page_answers_even_without_a_daily_challenge(players: Any) -> None:
-    p = players("Daily")
-    p.page.goto(p.base + "/")
-    p.page.click("header nav a:has-text('Daily')")
-    expect(p.page).to_have_url(p.base + "/daily")
-    heading = p.page.locator("main h1")
+def test_daily_challenge_ranked_game_and_live_leaderboard(players: Any) -> None:
+    watcher = players("Watcher")
+    watcher.page.goto(watcher.base + "/daily")
+    heading = watcher.page.locator("main h1")
     expect(heading).to_contain_text("Daily challenge")
-    try:
-        with urllib.request.urlopen(f"{p.base}/api/daily", timeout=5) as answer:
-            today = json.load(answer)
-    except urllib.error.HTTPError as error:
-        assert error.code == 404
-        expect(p.page.locator("main")).to_contain_text("no daily challenge on this server yet")
-    else:
-        expect(p.page.locator("main")).to_contain_text(today["code"])
+    code = watcher.page.locator(".daily .code").text_content() or ""
+    assert code.startswith("BK1-C4-")
+    expect(watcher.page.locator("#conn")).to_have_attribute("data-state", "connected")
+
+    dee = players("Dee")
+    dee.page.goto(dee.base + "/")
+    dee.page.click("header nav a:has-text('Daily')")
+    expect(dee.page).to_have_url(dee.base + "/daily")
+    dee.page.fill("#daily-name", "Dee")
+    dee.page.click(".daily-play button[type=submit]")
+    wait_playing(dee)  # a daily game starts by itself
+    expect(dee.page.locator(".race-head .badge")).to_have_text("ranked")
+    assert race_code(dee) == code
+    for move in solve(code):
+        key_move(dee, move)
+    expect(dee.page.locator(".results")).to_be_visible()
+    dee.page.click(".results a:has-text('Daily leaderboard')")
+    expect(dee.page.locator(".my-result")).to_contain_text("won")
+    share = dee.page.input_value("#daily-share")
+    assert "daily" in share and code not in share  # the result, not the deal
+    expect(dee.page.locator(".daily-board tr.me")).to_contain_text("Dee")
+    expect(dee.page.locator(".daily-play button")).to_have_text("Play it again (practice)")
+
+    # The watcher's leaderboard got the result without a reload.
+    expect(watcher.page.locator(".daily-board tbody tr").first).to_contain_text("Dee")
+    dee.screenshot("daily-after-win")
+
+    # Days without a challenge, and things that are not days, say so.
+    watcher.page.goto(watcher.base + "/daily/2025-06-01")
+    expect(watcher.page.locator("main")).to_contain_text("no daily challenge for that day")
+    watcher.page.goto(watcher.base + "/daily/yesterday")
+    expect(watcher.page.locator("main")).to_contain_text("not a day")
 
 
 def _wire_board(game: Game) -> dict[str, Any]:

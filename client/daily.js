@@ -1,0 +1,228 @@
+// The daily challenge page: the day's deal, my result and streak, a ranked
+// first attempt (then practice), and the day's leaderboard, live.
+
+import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds } from './dom.js';
+import { setConnectionIndicator } from './race.js';
+
+const KEY = 'boulanger.player_key';
+const FIRST_DAY = '2026-01-01';
+
+// This browser's secret player key (the server keeps only its hash).
+export function playerKey() {
+  let key = null;
+  try {
+    key = localStorage.getItem(KEY);
+  } catch {
+    key = null;
+  }
+  if (key && /^[A-Za-z0-9._~-]{16,128}$/.test(key)) return key;
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  key = btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  try {
+    localStorage.setItem(KEY, key);
+  } catch {
+    // Without storage the key lasts as long as the page.
+  }
+  return key;
+}
+
+function shiftDay(date, days) {
+  const d = new Date(`${date}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
+}
+
+const RESULT_TEXT = { won: 'won', resigned: 'resigned', time_limit: 'time up' };
+
+export class DailyPage {
+  constructor(root, date, navigate) {
+    this.root = root;
+    this.date = date || null;
+    this.navigate = navigate;
+    this.day = null;
+    this.me = null;
+    this.board = h('div', { class: 'daily-board' }, h('p', { class: 'small' }, 'Loading the leaderboard…'));
+    this.timer = 0;
+    this.ws = null;
+    this.retry = 0;
+    this.destroyed = false;
+  }
+
+  destroy() {
+    this.destroyed = true;
+    clearInterval(this.timer);
+    clearTimeout(this.retry);
+    if (this.ws) this.ws.close(1000);
+    setConnectionIndicator(null);
+  }
+
+  async mount() {
+    clear(this.root, h('p', { class: 'loading' }, 'Loading the daily challenge…'));
+    try {
+      this.day = await api('GET', this.date ? `/api/daily/${encodeURIComponent(this.date)}` : '/api/daily');
+    } catch (error) {
+      if (!this.destroyed) this.unavailable(error);
+      return;
+    }
+    if (this.destroyed) return;
+    this.today = !this.date || this.date === this.day.date;
+    try {
+      this.me = await api('GET', `/api/daily/${this.day.date}/me`, undefined, { 'X-Player-Key': playerKey() });
+    } catch {
+      this.me = null; // the page works without it
+    }
+    if (this.destroyed) return;
+    this.render();
+    this.loadBoard();
+    this.live();
+  }
+
+  unavailable(error) {
+    let text;
+    if (error.status === 404 && !this.date) text = 'There is no daily challenge on this server yet. Try a race or a practice game meanwhile.';
+    else if (error.status === 404) text = 'There is no daily challenge for that day.';
+    else if (error.status === 400) text = `That is not a day: ${error.message}.`;
+    else text = `The daily challenge cannot be loaded now: ${error.message}`;
+    clear(this.root, h('div', { class: 'panel' },
+      h('h1', {}, 'Daily challenge'),
+      h('p', {}, text),
+      h('p', { class: 'row' },
+        this.date ? h('a', { href: '/daily', class: 'button primary', 'data-link': '' }, "Today's challenge") : null,
+        h('a', { href: '/practice', class: 'button', 'data-link': '' }, 'Practise alone'),
+        h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
+  }
+
+  render() {
+    const day = this.day;
+    const me = this.me;
+    const ranked = this.today && !(me && (me.entry || me.attempt));
+    const name = h('input', { id: 'daily-name', maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: 'shown on the leaderboard' });
+    const play = h('button', { type: 'submit', class: 'primary' }, ranked ? "Play today's deal" : 'Play it again (practice)');
+    const form = h('form', { class: 'row daily-play' }, h('label', { for: 'daily-name' }, 'Your name'), name, play);
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.play(name, play);
+    });
+    const mine = [];
+    if (me && me.entry) {
+      const entry = me.entry;
+      mine.push(h('p', { class: 'my-result' },
+        `Your result: ${RESULT_TEXT[entry.result] || entry.result}`,
+        entry.result === 'won' ? ` in ${clock(entry.time_ms)}` : ` with ${entry.foundation_cards}/52 cards`,
+        ` — #${me.rank} of ${me.total}.`,
+        me.streak > 1 ? ` ${me.streak} days in a row.` : ''));
+      if (me.share) {
+        mine.push(h('div', { class: 'share' },
+          h('label', { for: 'daily-share' }, 'Share (the result, not the deal)'),
+          h('div', { class: 'row' }, h('textarea', { id: 'daily-share', readonly: true, rows: 2 }, me.share), copyButton(() => me.share, 'Copy'))));
+      }
+    } else if (me && me.attempt) {
+      mine.push(h('p', { class: 'my-result' }, 'Your ranked game of the day is under way. ',
+        h('a', { href: me.attempt.url, class: 'button primary', 'data-link': '' }, 'Continue it')));
+    } else if (this.today) {
+      mine.push(h('p', { class: 'small' }, 'Your first game of the day counts for the leaderboard; later ones are practice.'));
+    } else {
+      mine.push(h('p', { class: 'small' }, 'A past day: games of it are practice and do not go on its leaderboard.'));
+    }
+    const next = h('span', { class: 'small', 'data-next': '' });
+    const prev = day.date > FIRST_DAY ? h('a', { href: `/daily/${shiftDay(day.date, -1)}`, 'data-link': '' }, '← previous day') : null;
+    const later = this.today ? null : h('a', { href: '/daily', 'data-link': '' }, 'today →');
+    clear(this.root, h('div', { class: 'panel daily' },
+      h('h1', {}, `Daily challenge · ${day.date}`),
+      h('p', {}, 'Game code ', h('span', { class: 'code' }, day.code), day.par ? ` · par ${day.par}` : '', ' · 4 cells'),
+      mine,
+      form,
+      this.today ? h('p', {}, next) : null,
+      h('p', { class: 'row small' }, prev, later),
+      h('h2', {}, 'Leaderboard'),
+      this.board));
+    clearInterval(this.timer);
+    const tick = () => {
+      if (Number.isFinite(day.next_at)) next.textContent = `Next deal in ${clock(day.next_at - Date.now())}.`;
+    };
+    tick();
+    this.timer = setInterval(tick, 1000);
+  }
+
+  async play(nameInput, button) {
+    const name = nameInput.value.trim();
+    if (!name) {
+      nameInput.focus();
+      toast('Enter a name first (1 to 24 characters).', 'error');
+      return;
+    }
+    saveName(name);
+    button.disabled = true;
+    try {
+      const attempt = await api('POST', `/api/daily/${this.day.date}/attempts`, { player_key: playerKey(), name });
+      saveRaceCreds(attempt.race_id, { host_key: attempt.host_key, autostart: true, daily: attempt.date, ranked: attempt.ranked });
+      this.navigate(attempt.url || `/race/${attempt.race_id}`);
+    } catch (error) {
+      toast(`Could not start the daily challenge: ${error.message}`, 'error', 6000);
+      button.disabled = false;
+    }
+  }
+
+  async loadBoard() {
+    try {
+      const page = await api('GET', `/api/daily/${this.day.date}/leaderboard?limit=50&offset=0`);
+      if (!this.destroyed) this.showBoard(page.entries || [], page.total);
+    } catch (error) {
+      if (!this.destroyed) clear(this.board, h('p', { class: 'small' }, `The leaderboard cannot be loaded: ${error.message}`));
+    }
+  }
+
+  showBoard(entries, total) {
+    if (!entries.length) {
+      clear(this.board, h('p', { class: 'small' }, this.today ? 'No results yet today: be the first.' : 'No results for that day.'));
+      return;
+    }
+    clear(this.board,
+      h('table', { class: 'results-table' },
+        h('thead', {}, h('tr', {}, ['#', 'Player', 'Result', 'Time', 'Cards', 'Score', 'Moves'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, entries.map((e) => h('tr', { class: this.me && this.me.entry && this.me.entry.entry_id === e.entry_id ? 'me' : '' },
+          h('td', {}, String(e.rank)),
+          h('td', {}, e.name),
+          h('td', {}, RESULT_TEXT[e.result] || e.result),
+          h('td', {}, e.result === 'won' ? clock(e.time_ms) : '—'),
+          h('td', {}, `${e.foundation_cards}/52`),
+          h('td', {}, String(e.score)),
+          h('td', {}, String(e.actions)))))),
+      Number.isFinite(total) && total > entries.length ? h('p', { class: 'small' }, `${total} players in all.`) : null);
+  }
+
+  // The live leaderboard socket: each message replaces the table.
+  live(attempt = 0) {
+    if (this.destroyed) return;
+    const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(`${scheme}//${location.host}/ws/daily/${this.day.date}`);
+    this.ws = ws;
+    setConnectionIndicator(attempt ? 'reconnecting' : 'connecting');
+    let opened = false;
+    ws.onopen = () => {
+      opened = true;
+      setConnectionIndicator('connected');
+    };
+    ws.onmessage = (event) => {
+      let msg;
+      try {
+        msg = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (msg.type === 'ping') ws.send(JSON.stringify({ type: 'pong', t: msg.t }));
+      else if (msg.type === 'daily_leaderboard') this.showBoard(msg.entries || [], msg.total);
+    };
+    ws.onclose = (event) => {
+      if (this.destroyed || ws !== this.ws) return;
+      if (event.code === 4404) {
+        setConnectionIndicator(null);
+        return;
+      }
+      setConnectionIndicator(navigator.onLine === false ? 'offline' : 'reconnecting');
+      const next = opened ? 1 : attempt + 1;
+      const wait = Math.min(15000, 500 * 2 ** next);
+      this.retry = setTimeout(() => this.live(next), wait / 2 + Math.random() * wait / 2);
+    };
+  }
+}
