@@ -335,6 +335,51 @@ def test_illegal_drop_snaps_back_with_the_reason(players: Any) -> None:
     expect(banner.locator("button")).to_have_text(["↶ Undo", "Resign"])
 
 
+def touch_drag(p: Player, move: dict[str, Any]) -> None:
+    """Drag with a finger (Chrome turns touch events into pointer events)."""
+    x, y = grab_point(card_locator(p, move["src"], move["count"]))
+    target = p.page.locator(f'.board [data-place="{move["dst"]}"]').bounding_box()
+    tx = target["x"] + target["width"] / 2
+    ty = target["y"] + min(target["height"] / 2, 40)
+    cdp = p.context.new_cdp_session(p.page)
+    touch = "Input.dispatchTouchEvent"
+    cdp.send(touch, {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for step in range(1, 7):
+        px, py = x + (tx - x) * step / 6, y + (ty - y) * step / 6
+        cdp.send(touch, {"type": "touchMove", "touchPoints": [{"x": px, "y": py}]})
+    cdp.send(touch, {"type": "touchEnd", "touchPoints": []})
+    cdp.detach()
+
+
+def test_touch_drag_and_tap_on_a_phone(players: Any) -> None:
+    phone = players("Phone", viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    practise(phone)
+    solution = solve(race_code(phone))
+    dragged = tapped = False
+    for move in solution[:40]:
+        if dragged and tapped:
+            break
+        how = choices(phone, move)
+        if how["tap"] == move and not tapped:
+            phone.page.touchscreen.tap(*grab_point(card_locator(phone, move["src"])))
+            tapped = True
+        else:
+            touch_drag(phone, move)
+            dragged = True
+        settled(phone)
+    assert dragged and tapped
+    assert {"move", "tap"} <= set(phone.sent_types())
+    played = view(phone)["actions"]
+    assert snapshot(phone)["players"][0]["actions"] == played
+    # Every covered card still shows its corner: at least 15 px of it.
+    offsets = phone.page.evaluate(
+        """() => [...document.querySelectorAll('.board .column')].map(
+            (col) => parseFloat(getComputedStyle(col).getPropertyValue('--offset')))"""
+    )
+    assert min(offsets) >= 15
+    phone.screenshot("phone-board")
+
+
 def test_dropped_connection_reconnects_with_the_game_intact(players: Any) -> None:
     solo = players("Solo")
     practise(solo)
