@@ -15,9 +15,11 @@ from boulanger.broker import Broker, open_broker
 from boulanger.broker.daily import (
     STREAK_BATCH,
     DailyStore,
+    RedisDailyStore,
     daily_channel,
     open_daily_store,
     parse_published,
+    unpack_record,
 )
 from boulanger.race.daily import FIRST_DAY, DailyEntry, expires_at, ranking_key, today
 from support.servers import RedisProcess
@@ -155,6 +157,9 @@ async def test_game_records_are_kept_per_entry(store: DailyStore, day: date) -> 
     recorded = await store.record(day, "h1", _entry("Ann"), record)
     assert await store.game_record(day, recorded.ranked.entry_id) == record
     assert await store.game_record(day, recorded.ranked.entry_id + 1) is None
+    if isinstance(store, RedisDailyStore):  # kept compressed
+        stored = await store.redis.hget(f"bk:daily:{{{day}}}:records", "1")
+        assert stored.startswith("z:") and unpack_record(stored) == record
 
 
 async def test_streaks_count_days_won(store: DailyStore) -> None:
