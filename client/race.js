@@ -612,7 +612,7 @@ export class RaceView {
     } else if (status === 'stuck' || status === 'dead_end') {
       text = status === 'stuck'
         ? 'No legal move is left. Undo some moves, or resign.'
-        : 'Only moves that change nothing are left. Undo some moves, or resign.';
+        : 'Dead end: no move left can bring another card to a foundation. Undo some moves, or resign.';
       if (phase === 'running') {
         buttons.push(h('button', { type: 'button', disabled: !view.can_undo, onclick: () => this.sendUndo() }, '↶ Undo'));
         buttons.push(resignButton(() => this.resign()));

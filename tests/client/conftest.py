@@ -40,6 +40,7 @@ SERVER_ENV = {
     "BOULANGER_COUNTDOWN_MS": "1200",
     "BOULANGER_MESSAGES_PER_SECOND": "100",
     "BOULANGER_MESSAGE_BURST": "200",
+    "BOULANGER_PING_INTERVAL_S": "2",  # so that the tests see pings answered
 }
 
 

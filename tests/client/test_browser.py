@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import urllib.request
@@ -164,6 +165,8 @@ def standing_cards(p: Player, name: str) -> Any:
 def test_two_players_race_one_deal(players: Any) -> None:
     ann = players("Ann", permissions=["clipboard-read", "clipboard-write"])
     bo = players("Bo")
+    # Bo's clock is an hour fast: countdown and times must follow the server's.
+    bo.page.add_init_script("(() => { const now = Date.now; Date.now = () => now() + 3600000; })()")
     link = create_race(ann)
     assert "/race/" in link
     join(bo, link)
@@ -172,9 +175,10 @@ def test_two_players_race_one_deal(players: Any) -> None:
     ann.screenshot("race-lobby-host")
 
     ann.page.click("button.start")
-    expect(bo.page.locator(".countdown .big")).to_be_visible()
+    expect(bo.page.locator(".countdown .big")).to_have_text(re.compile(r"^[12]$"))  # not "Go!"
     wait_playing(ann)
     wait_playing(bo)
+    expect(bo.page.locator('[data-stat="time"] .value')).to_have_text(re.compile(r"^0:0\d$"))
     assert ann.page.locator(".board .cells .slot").count() == 4
     assert ann.page.locator(".board .column").count() == 8
     assert ann.page.locator(".board .card").count() == 52
@@ -422,6 +426,10 @@ def test_dropped_connection_reconnects_with_the_game_intact(players: Any) -> Non
     assert "resync" in solo.sent_types()
     assert view(solo)["actions"] == 4
     solo.screenshot("reconnected-board")
+
+    # The server's pings (every 2 s here) are answered.
+    solo.page.wait_for_timeout(2500)
+    assert "pong" in solo.sent_types()
 
 
 def test_spectator_sees_both_players(players: Any) -> None:
