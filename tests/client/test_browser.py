@@ -373,6 +373,19 @@ def test_touch_drag_and_tap_on_a_phone(players: Any) -> None:
         settled(phone)
     assert dragged and tapped
     assert {"move", "tap"} <= set(phone.sent_types())
+
+    # A run of the same suit moves as one group under the finger.
+    done = view(phone)["actions"]
+    group = next(i for i, m in enumerate(solution) if m["count"] > 1 and i >= done)
+    for move in solution[done:group]:
+        key_move(phone, move)
+    before = view(phone)["board"]
+    touch_drag(phone, solution[group])
+    settled(phone)
+    src, dst, count = (solution[group][k] for k in ("src", "dst", "count"))
+    run = before["columns"][int(src[3:]) - 1][-count:]
+    assert view(phone)["board"]["columns"][int(dst[3:]) - 1][-count:] == run
+    assert [m for m in phone.sent if m["type"] == "move"][-1]["count"] == count
     played = view(phone)["actions"]
     assert snapshot(phone)["players"][0]["actions"] == played
     # Every covered card still shows its corner: at least 15 px of it.
