@@ -330,6 +330,7 @@ export class RaceView {
   onError(msg) {
     if (!this.conn.joined && JOIN_ERRORS.has(msg.code)) {
       this.conn.stop();
+      setConnectionIndicator(null);
       if (msg.code === 'bad_token') {
         this.creds = saveRaceCreds(this.raceId, { token: null, player_id: null });
         this.showJoinForm(this.race, 'This browser is no longer a player of the race: join again.');
