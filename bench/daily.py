@@ -101,11 +101,17 @@ async def timed(samples: int, call: Callable[[int], Awaitable[object]]) -> tuple
 
 async def measure(name: str, store: DailyStore, day: date, args: argparse.Namespace) -> None:
     rng = random.Random(1)
+    redis = getattr(store, "redis", None)
+    before = 0 if redis is None else (await redis.info("memory"))["used_memory"]
     seconds = await fill(store, day, args.entries, rng)
     total = (await store.page(day, 0, 0)).total
-    print(
-        f"{name}: filled {total:,} entries in {seconds:.1f} s ({total / seconds:,.0f}/s, 64 at a time)"
-    )
+    rate = total / seconds
+    print(f"{name}: filled {total:,} entries in {seconds:.1f} s ({rate:,.0f}/s, 64 at a time)")
+    if redis is not None:
+        used = (await redis.info("memory"))["used_memory"] - before
+        print(
+            f"  redis memory for the day: {used / 2**20:,.0f} MiB ({used / total:,.0f} bytes an entry)"
+        )
     deep = int(total * 0.9)
     rows = [
         ("record a result", lambda i: store.record(day, f"new-{i}", random_entry(rng, i), RECORD)),

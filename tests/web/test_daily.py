@@ -409,3 +409,11 @@ async def test_live_socket_for_a_day_without_challenge_closes_with_4404(
             with pytest.raises(ConnectionClosed) as closed:
                 await ws.recv()
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
+
+
+def test_retention_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from boulanger.web.settings import Settings
+
+    assert Settings().daily_retention_days == 90
+    monkeypatch.setenv("BOULANGER_DAILY_RETENTION_DAYS", "30")
+    assert Settings.from_env().daily_retention_days == 30
