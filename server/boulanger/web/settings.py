@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..race.race import DEFAULT_COUNTDOWN_MS, DEFAULT_TIME_LIMIT_S
@@ -39,28 +39,17 @@ class Settings:
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
-        env = os.environ
+        """Defaults, then ``BOULANGER_<FIELD>`` variables, then ``overrides`` that are not None.
+
+        Every field can be set from the environment, for example
+        ``BOULANGER_BROKER_URL`` or ``BOULANGER_MESSAGES_PER_SECOND``.
+        """
         settings = cls()
-        if "BOULANGER_BROKER_URL" in env:
-            settings.broker_url = env["BOULANGER_BROKER_URL"]
-        if "BOULANGER_CLIENT_DIR" in env:
-            settings.client_dir = Path(env["BOULANGER_CLIENT_DIR"])
-        if "BOULANGER_TIME_LIMIT_S" in env:
-            settings.time_limit_s = int(env["BOULANGER_TIME_LIMIT_S"])
-        if "BOULANGER_COUNTDOWN_MS" in env:
-            settings.countdown_ms = int(env["BOULANGER_COUNTDOWN_MS"])
-        if "BOULANGER_MESSAGES_PER_SECOND" in env:
-            settings.messages_per_second = float(env["BOULANGER_MESSAGES_PER_SECOND"])
-        if "BOULANGER_MESSAGE_BURST" in env:
-            settings.message_burst = int(env["BOULANGER_MESSAGE_BURST"])
-        if "BOULANGER_OUTBOUND_QUEUE" in env:
-            settings.outbound_queue = int(env["BOULANGER_OUTBOUND_QUEUE"])
-        if "BOULANGER_PING_INTERVAL_S" in env:
-            settings.ping_interval_s = float(env["BOULANGER_PING_INTERVAL_S"])
-        if "BOULANGER_IDLE_TIMEOUT_S" in env:
-            settings.idle_timeout_s = float(env["BOULANGER_IDLE_TIMEOUT_S"])
-        if "BOULANGER_DAILY_RETENTION_DAYS" in env:  # daily challenge
-            settings.daily_retention_days = int(env["BOULANGER_DAILY_RETENTION_DAYS"])
+        for name in (f.name for f in fields(cls)):
+            text = os.environ.get(f"BOULANGER_{name.upper()}")
+            if text is not None:
+                kind = type(getattr(settings, name))
+                setattr(settings, name, Path(text) if issubclass(kind, Path) else kind(text))
         for name, value in overrides.items():
             if value is not None:
                 setattr(settings, name, value)
