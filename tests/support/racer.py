@@ -120,6 +120,16 @@ class Racer:
                         return event
                 await asyncio.sleep(0.01)
 
+    async def start(self) -> None:
+        """As host: start the race and wait out the countdown."""
+        await self.send(type="start")
+        await self.until_started()
+
+    async def until_started(self) -> None:
+        """Wait for the race to start (its countdown over)."""
+        starting = await self.wait_event("race_starting")
+        await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.05)
+
     async def close(self) -> None:
         if self.ws is not None:
             await self.ws.close()

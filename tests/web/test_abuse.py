@@ -27,9 +27,7 @@ async def _running_race(server: ServerProcess, *names: str) -> tuple[dict, list[
         racer = await Racer(server.ws_base, created["race_id"]).connect()
         await racer.join(name, **({"host_key": created["host_key"]} if i == 0 else {}))
         racers.append(racer)
-    await racers[0].send(type="start")
-    starting = await racers[0].wait_event("race_starting")
-    await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.05)
+    await racers[0].start()
     return created, racers
 
 

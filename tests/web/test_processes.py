@@ -42,11 +42,9 @@ def two_servers(own_redis: RedisProcess) -> Iterator[tuple[ServerProcess, Server
 
 
 async def _started(created: dict, *racers: Racer) -> None:
-    host = racers[0]
-    await host.send(type="start")
-    for racer in racers:
-        starting = await racer.wait_event("race_starting")
-    await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.1)
+    await racers[0].start()
+    for racer in racers[1:]:
+        await racer.until_started()
 
 
 async def test_players_on_two_processes_share_one_race(

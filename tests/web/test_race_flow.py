@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import httpx
 import pytest
 
@@ -46,9 +44,7 @@ async def test_full_race(server: ServerProcess, winning_actions: list[dict]) -> 
     assert (await bo.expect("error"))["code"] == "not_host"
     early = await ann.move("col1", "cell1")
     assert early["type"] == "reject" and early["code"] == "not_started"
-    await ann.send(type="start")
-    starting = await ann.wait_event("race_starting")
-    await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.05)
+    await ann.start()
 
     # Bo: an illegal move, a legal one, undo.
     bad = await bo.move("col1", "col2")
@@ -128,9 +124,7 @@ async def test_names_are_trimmed_unique_and_bounded(server: ServerProcess) -> No
 
 async def test_reconnect_with_token_resumes_and_resyncs(server: ServerProcess) -> None:
     created, (ann, bo) = await _start(server, "Ann", "Bo")
-    await ann.send(type="start")
-    starting = await ann.wait_event("race_starting")
-    await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.05)
+    await ann.start()
     assert (await bo.move("col1", "cell1"))["type"] == "ack"
     seen = bo.last_seq
     await bo.close()
@@ -177,9 +171,7 @@ async def test_hints_only_in_practice(memory_server: ServerProcess) -> None:
     assert practice["winnable"] is True
     solo = await Racer(memory_server.ws_base, practice["race_id"]).connect()
     await solo.join("Solo", host_key=practice["host_key"])
-    await solo.send(type="start")
-    starting = await solo.wait_event("race_starting")
-    await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.05)
+    await solo.start()
     await solo.send(type="hint")
     hint = await solo.expect("hint_result", timeout=30)
     assert hint["result"] == "won" and hint["move"] is not None
@@ -190,9 +182,7 @@ async def test_hints_only_in_practice(memory_server: ServerProcess) -> None:
 
 async def test_rematch_moves_everyone_to_a_new_race(server: ServerProcess) -> None:
     created, (ann, bo) = await _start(server, "Ann", "Bo")
-    await ann.send(type="start")
-    starting = await ann.wait_event("race_starting")
-    await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.05)
+    await ann.start()
     await bo.send(type="rematch")
     assert (await bo.expect("error"))["code"] == "not_host"
     for racer in (ann, bo):
