@@ -156,7 +156,13 @@ function home() {
 
 function daily(date) {
   page('Daily challenge');
-  const view = new DailyPage(main, date ? decodeURIComponent(date) : null, navigate);
+  let day = null;
+  try {
+    day = date ? decodeURIComponent(date) : null;
+  } catch {
+    day = date;
+  }
+  const view = new DailyPage(main, day, navigate);
   current = view;
   view.mount();
 }
@@ -182,8 +188,9 @@ async function practice() {
   if (!savedName()) saveName('Player');
   try {
     const race = await createRace(body);
-    navigate(`/race/${race.race_id}`, true);
+    if (location.pathname.startsWith('/practice')) navigate(`/race/${race.race_id}`, true);
   } catch (error) {
+    if (!location.pathname.startsWith('/practice')) return;
     page('Practice', h('div', { class: 'panel' },
       h('h1', {}, 'No practice game'),
       h('p', {}, `The server could not deal one: ${error.message}`),

@@ -7,6 +7,7 @@ const ACTIONS = new Set(['move', 'tap', 'double_tap', 'undo', 'resign']);
 const SILENCE_MS = 45000; // a server silent this long is dead
 const IDLE_PING_MS = 20000; // we ping when we have sent nothing for this long
 const RESYNC_RETRY_MS = 4000;
+const ANSWER_MS = 15000; // an action unanswered this long means a stuck connection
 const MAX_BACKOFF_MS = 10000;
 
 // Close codes after which reconnecting by itself would be wrong.
@@ -23,19 +24,19 @@ export class RaceConnection {
     this.joined = false;
     this.stopped = true;
     this.lastSeq = null;
-    this.pending = new Map(); // action_id -> message, in sending order
+    this.pending = new Map(); // action_id -> {msg, sentAt}, in sending order
     this.attempt = 0;
     this.retryTimer = 0;
     this.resyncAt = 0;
     this.lastHeard = 0;
     this.lastSent = 0;
     // action_ids must never repeat for a player, even across reloads.
-    this.idPrefix = Math.random().toString(36).slice(2, 8) + Date.now().toString(36).slice(-4);
+    this.idPrefix = Array.from(crypto.getRandomValues(new Uint8Array(6)), (b) => (b % 36).toString(36)).join('');
     this.counter = 0;
     this.state = 'closed';
     this.welcomes = 0; // how many times the server welcomed us (1 + reconnects)
     this.watchdog = setInterval(() => this.checkHealth(), 5000);
-    this.onOnline = () => this.reconnectNow();
+    this.onOnline = () => (this.joined ? this.setState('connected') : this.reconnectNow());
     this.onOffline = () => this.setState('offline');
     window.addEventListener('online', this.onOnline);
     window.addEventListener('offline', this.onOffline);
@@ -139,6 +140,13 @@ export class RaceConnection {
       this.scheduleReconnect();
       return;
     }
+    // An action unanswered for long: the connection is not what it seems.
+    // Reconnecting resends it with the same action_id (the server never applies it twice).
+    const oldest = this.pending.values().next().value;
+    if (this.joined && oldest && now - oldest.sentAt > ANSWER_MS) {
+      this.drop();
+      return;
+    }
     if (this.joined && now - this.lastSent > IDLE_PING_MS) this.send({ type: 'ping', t: now });
   }
 
@@ -165,7 +173,7 @@ export class RaceConnection {
   act(fields) {
     this.counter += 1;
     const msg = { ...fields, action_id: `${this.idPrefix}-${this.counter}` };
-    this.pending.set(msg.action_id, msg);
+    this.pending.set(msg.action_id, { msg, sentAt: Date.now() });
     this.send(msg);
     return msg.action_id;
   }
@@ -183,7 +191,10 @@ export class RaceConnection {
         if (msg.race && Number.isInteger(msg.race.seq)) this.lastSeq = msg.race.seq;
         this.setState('connected');
         this.handlers.message(msg);
-        for (const action of this.pending.values()) this.sendNow(action);
+        for (const action of this.pending.values()) {
+          action.sentAt = Date.now();
+          this.sendNow(action.msg);
+        }
         return;
       case 'snapshot':
         this.resyncAt = 0;
@@ -194,7 +205,11 @@ export class RaceConnection {
         if (msg.code === 'try_again' && this.pending.has(msg.action_id)) {
           // The server could not record it: same action, same id, a little later.
           const action = this.pending.get(msg.action_id);
-          setTimeout(() => { if (this.pending.has(action.action_id)) this.send(action); }, 1000);
+          setTimeout(() => {
+            if (this.pending.get(msg.action_id) !== action) return;
+            action.sentAt = Date.now();
+            this.send(action.msg);
+          }, 1000);
           return;
         }
         if (!this.pending.delete(msg.action_id)) return;
