@@ -553,6 +553,16 @@ def test_daily_challenge_ranked_game_and_live_leaderboard(players: Any) -> None:
     expect(watcher.page.locator("main")).to_contain_text("not a day")
 
 
+def test_first_visit_is_small(players: Any) -> None:
+    p = players("Light")
+    sizes: dict[str, int] = {}
+    p.page.on("response", lambda r: sizes.__setitem__(r.url, len(r.body())))
+    p.page.goto(p.base + "/", wait_until="networkidle")
+    expect(p.page.locator("main h1")).to_be_visible()
+    assert any(url.endswith("/static/app.js") for url in sizes)
+    assert sum(sizes.values()) < 150_000, sizes
+
+
 def _wire_board(game: Game) -> dict[str, Any]:
     board = game.board
     return {
