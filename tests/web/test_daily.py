@@ -22,6 +22,7 @@ from boulanger.broker.daily import open_daily_store
 from boulanger.race import daily as d
 from boulanger.race.ids import secret_hash
 from boulanger.solver import catalog, solve
+from boulanger.web.settings import Settings
 from support.racer import Racer
 from support.servers import RedisProcess, ServerProcess
 
@@ -412,8 +413,6 @@ async def test_live_socket_for_a_day_without_challenge_closes_with_4404(
 
 
 def test_retention_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    from boulanger.web.settings import Settings
-
     assert Settings().daily_retention_days == 90
     monkeypatch.setenv("BOULANGER_DAILY_RETENTION_DAYS", "30")
     assert Settings.from_env().daily_retention_days == 30
