@@ -192,6 +192,7 @@ class Race:
             "par": self.meta.par,
             "winnable": self.meta.winnable,
             "practice": self.meta.practice,
+            "daily": self.meta.daily,
             "state": self.state(now),
             "host_id": self.host_id,
             "start_at": self.start_at,

@@ -93,9 +93,12 @@ async def create_race(request: Request) -> Response:
         return error(
             429, "too_many_races", "too many races created from this address; wait a minute"
         )
-    created = await server.create_race(
-        cells=cells if code is None else code.cells, code=code, practice=practice
-    )
+    try:
+        created = await server.create_race(
+            cells=cells if code is None else code.cells, code=code, practice=practice
+        )
+    except LookupError:
+        return error(503, "no_deal", f"no proven-winnable deal with {cells} cells is available")
     return JSONResponse(created, status_code=201)
 
 

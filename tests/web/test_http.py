@@ -1,0 +1,34 @@
+"""The HTTP side: health, pages, static files, snapshots."""
+
+from __future__ import annotations
+
+import httpx
+from support.racer import Racer, create_race
+from support.servers import ServerProcess
+
+
+async def test_health_pages_and_compressed_client(server: ServerProcess) -> None:
+    async with httpx.AsyncClient(base_url=server.base) as http:
+        health = (await http.get("/healthz")).json()
+        assert health["ok"] is True and health["broker"] in ("memory", "redis")
+        for path in ("/", "/race/anything", "/daily", "/practice"):
+            page = await http.get(path)
+            assert page.status_code == 200 and "<html" in page.text.lower()
+        script = await http.get("/static/app.js", headers={"Accept-Encoding": "gzip"})
+        assert script.status_code == 200 and script.headers["content-encoding"] == "gzip"
+        assert (await http.get("/static/nope.js")).status_code == 404
+
+
+async def test_snapshot_is_public_and_holds_no_secrets(server: ServerProcess) -> None:
+    created = await create_race(server.base, cells=4)
+    ann = await Racer(server.ws_base, created["race_id"]).connect()
+    await ann.join("Ann", host_key=created["host_key"])
+    async with httpx.AsyncClient(base_url=server.base) as http:
+        answer = await http.get(f"/api/races/{created['race_id']}")
+        assert (await http.get("/api/races/unknown")).status_code == 404
+    snapshot = answer.json()
+    assert snapshot["code"] == created["code"] and snapshot["state"] == "lobby"
+    assert [p["name"] for p in snapshot["players"]] == ["Ann"]
+    text = answer.text
+    assert ann.token not in text and created["host_key"] not in text and "token" not in text
+    await ann.close()
