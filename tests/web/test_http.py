@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+
 from support.racer import Racer, create_race
 from support.servers import ServerProcess
 
