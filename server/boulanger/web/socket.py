@@ -29,6 +29,7 @@ from .connection import (
     CLOSE_NO_RACE,
     CLOSE_POLICY,
     CLOSE_TOO_BIG,
+    CLOSE_TRY_AGAIN,
     CLOSE_UNSUPPORTED,
     Connection,
     TokenBucket,
@@ -45,24 +46,30 @@ async def race_socket(websocket: WebSocket) -> None:
     server: Server = websocket.app.state.server
     race_id = websocket.path_params["race_id"]
     address = websocket.client.host if websocket.client else "?"
+    # Refusals accept first and then close: a browser sees the close code,
+    # while a refused handshake would only show it an anonymous 1006.
     if not server.addresses.enter(address):
-        await websocket.close(CLOSE_POLICY, "too many connections from this address")
+        await _refuse(websocket, CLOSE_POLICY, "too many connections from this address")
         return
     try:
         try:
             hub = await server.hubs.get(race_id)
         except BrokerUnavailable:
-            hub = None
-            await websocket.close(1013, "try again")
+            await _refuse(websocket, CLOSE_TRY_AGAIN, "try again")
             return
         if hub is None:
-            await websocket.close(CLOSE_NO_RACE, "no such race")
+            await _refuse(websocket, CLOSE_NO_RACE, "no such race")
             return
         await websocket.accept()
         session = Session(server, hub, websocket)
         await session.run()
     finally:
         server.addresses.leave(address)
+
+
+async def _refuse(websocket: WebSocket, code: int, reason: str) -> None:
+    await websocket.accept()
+    await websocket.close(code, reason)
 
 
 class Session:
