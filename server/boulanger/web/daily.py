@@ -250,6 +250,9 @@ class LiveBoard:
                     self.recent.extendleft(reversed(recent))
                     self._dirty = True
                     continue
+                except Exception:
+                    log.exception("daily %s: live leaderboard push failed", self.day)
+                    continue
                 self.pushes += 1
                 for conn in list(self.connections):
                     conn.send(text)
