@@ -205,3 +205,11 @@ def test_replicas_fed_the_same_log_agree() -> None:
     second.act("p1", p.MoveAction("m1", "col1", "cell1"), 10)
     assert second.race.snapshot(50) == log.race.snapshot(50)
     assert [m.to_wire() for m in second.messages] == events
+
+
+def test_a_daily_attempt_holds_one_player() -> None:
+    log = Log(daily="2026-11-30", ranked=True)
+    log.join("Ann", "p1", host=True)
+    with pytest.raises(ProtocolError) as refused:
+        log.race.decide_join(p.Join(name="Bo"), 0, "p2", "t")
+    assert refused.value.code == "race_full"

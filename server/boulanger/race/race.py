@@ -83,6 +83,10 @@ class Player:
     def done(self) -> bool:
         return self.resigned or self.won_at is not None
 
+    def view(self) -> dict[str, Any]:
+        """This player's game as the wire shows it (its status computed once per action)."""
+        return game_view(self.game, self.status)
+
 
 @dataclass(slots=True)
 class Duplicate:
@@ -92,8 +96,11 @@ class Duplicate:
     move: dict[str, Any] | None
 
 
-def game_view(game: Game) -> dict[str, Any]:
-    """A player's game as the wire shows it (see "Game" in docs/protocol.md)."""
+def game_view(game: Game, status: str | None = None) -> dict[str, Any]:
+    """A player's game as the wire shows it (see "Game" in docs/protocol.md).
+
+    ``status``, when known, saves computing it again.
+    """
     board = game.board
     return {
         "board": {
@@ -109,7 +116,7 @@ def game_view(game: Game) -> dict[str, Any]:
         "score": game.score,
         "actions": game.actions,
         "foundation_cards": board.foundation_cards,
-        "status": game.status.value,
+        "status": status or game.status.value,
         "can_undo": game.can_undo,
     }
 
@@ -215,8 +222,10 @@ class Race:
             raise ProtocolError("race_over", "the race is over; watch it instead")
         if self.start_at is not None:
             raise ProtocolError("already_started", "the race has started; watch it instead")
-        if len(self.players) >= MAX_PLAYERS:
-            raise ProtocolError("race_full", f"the race has {MAX_PLAYERS} players already")
+        # A daily challenge attempt is one player's game.
+        limit = 1 if self.meta.daily else MAX_PLAYERS
+        if len(self.players) >= limit:
+            raise ProtocolError("race_full", f"the race has {limit} player(s) already")
         name = " ".join((message.name or "").split())
         if not 1 <= len(name) <= p.NAME_MAX or not name.isprintable():
             raise ProtocolError("bad_name", f"a name has 1 to {p.NAME_MAX} printable characters")

@@ -21,12 +21,12 @@ from typing import Any
 from ..broker import Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
 from ..race.errors import ProtocolError
-from ..race.race import Duplicate, Race, RaceMeta, game_view
+from ..race.race import Duplicate, Race, RaceMeta
 from .connection import CLOSE_REPLACED, Connection
 
 log = logging.getLogger(__name__)
 
-RECENT_EVENTS = 512
+RECENT_EVENTS = 256
 APPEND_ATTEMPTS = 8
 
 
@@ -130,7 +130,7 @@ class RaceHub:
     def _send_board(self, player_id: str) -> None:
         watchers = [c for c in self.connections if c.watching == player_id]
         if watchers:
-            game = game_view(self.race.players[player_id].game)
+            game = self.race.players[player_id].view()
             text = p.BoardUpdate(player_id, game).encode()
             for conn in watchers:
                 conn.send(text)

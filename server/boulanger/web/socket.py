@@ -21,7 +21,7 @@ from ..broker import BrokerUnavailable
 from ..race import protocol as p
 from ..race.errors import ProtocolError
 from ..race.ids import new_player_id, new_secret
-from ..race.race import FINISHED, Duplicate, game_view
+from ..race.race import FINISHED, Duplicate
 from .connection import (
     CLOSE_GOING_AWAY,
     CLOSE_IDLE,
@@ -238,7 +238,7 @@ class Session:
     def _welcome(self, token: str | None) -> str:
         race = self.hub.race
         pid = self.conn.player_id
-        game = game_view(race.players[pid].game) if pid is not None else None
+        game = race.players[pid].view() if pid is not None else None
         return p.Welcome(
             self.conn.role or "spectator", pid, token, race.snapshot(now_ms()), game
         ).encode()
@@ -248,7 +248,7 @@ class Session:
         if missed is None:
             race = self.hub.race
             pid = self.conn.player_id
-            game = game_view(race.players[pid].game) if pid is not None else None
+            game = race.players[pid].view() if pid is not None else None
             self.conn.send(p.Snapshot(race.snapshot(now_ms()), game).encode())
             return
         for text in missed:
@@ -268,7 +268,7 @@ class Session:
             move = result.get("action")
             if move is not None and "undo" in move:
                 move = race.players[player_id].applied[action.action_id][1]
-        game = game_view(race.players[player_id].game)
+        game = race.players[player_id].view()
         self.conn.send(p.Ack(action.action_id, seq, move, game).encode())
 
     def _watch(self, player_id: str | None) -> None:
@@ -289,7 +289,7 @@ class Session:
         if not allowed:
             raise ProtocolError("spectator", "players see others' boards once they have finished")
         conn.watching = player_id
-        conn.send(p.BoardUpdate(player_id, game_view(race.players[player_id].game)).encode())
+        conn.send(p.BoardUpdate(player_id, race.players[player_id].view()).encode())
 
     async def _rematch(self) -> None:
         race = self.hub.race
