@@ -59,7 +59,11 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "server"))
+# The source tree whose server is measured (and whose engine the bots mirror):
+# the repository, or a snapshot (`git archive HEAD server | tar -x -C DIR`)
+# so that edits in progress in the working tree do not change a run.
+TREE = Path(os.environ.get("BOULANGER_BENCH_TREE", REPO)).resolve()
+sys.path.insert(0, str(TREE / "server"))
 
 from boulanger.engine import Game, IllegalMoveError, Move  # noqa: E402
 from boulanger.engine.moves import FIRST_CELL, FOUNDATION, PLACE_NAMES  # noqa: E402
@@ -162,7 +166,7 @@ class Target:
         if kind not in self.KINDS:
             raise ValueError(f"target must be one of {self.KINDS}")
         self.kind = kind
-        self.env = {**os.environ, **env}
+        self.env = {**os.environ, **env, "PYTHONPATH": str(TREE / "server")}
         self.fsync = fsync
         self.dir = tempfile.mkdtemp(prefix="boulanger-bench-")
         self.redis: subprocess.Popen[bytes] | None = None
@@ -902,8 +906,7 @@ async def worker_async(conn: Any, cfg: dict[str, Any]) -> None:
             final = max((bot.last_seq for bot in race.bots), default=0)
             stats.missing_at_end += sum(final - bot.last_seq for bot in race.bots if bot.alive)
         conn.send(("stats", stats_dict(stats)))
-    else:  # "hold": idle players; the parent measures, then says stop
-        await loop.run_in_executor(None, conn.recv)
+    else:  # idle players: the parent has measured, and says stop
         conn.send(("stats", stats_dict(stats)))
     await asyncio.gather(*(bot.close() for bot in bots))
 
@@ -988,6 +991,8 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
         "compression": args.compression,
         "client": args.client,
         "nice": args.nice,
+        "tree": str(TREE),
+        "commit": (TREE / "COMMIT").read_text().strip() if (TREE / "COMMIT").exists() else None,
     }
     target.start()
     procs: list[mp.Process] = []
@@ -1211,8 +1216,9 @@ def suite(args: argparse.Namespace) -> list[dict[str, Any]]:
             Path(args.out).write_text(json.dumps(results, indent=1))
 
     if "human" in args.parts:
-        for target in targets:
-            one(target, "human", args.players, duration=args.duration, warmup=args.warmup)
+        for players in [int(n) for n in args.human_players.split(",")]:
+            for target in targets:
+                one(target, "human", players, duration=args.duration, warmup=args.warmup)
     if "flat" in args.parts:
         for target in targets:
             one(target, "flat", args.flat_players, duration=args.flat_duration, warmup=3.0)
@@ -1231,8 +1237,18 @@ def report(results: list[dict[str, Any]]) -> None:
         if not rows:
             continue
         print(f"\n{pace}")
-        b = base.get(pace)
         for r in rows:
+            b = next(
+                (
+                    x
+                    for x in results
+                    if x.get("target") == "baseline"
+                    and x.get("pace") == pace
+                    and x.get("players") == r.get("players")
+                    and "failed" not in x
+                ),
+                base.get(pace),
+            )
             if "failed" in r:
                 print(f"  {r['target']}: failed {r['failed']}")
                 continue
@@ -1243,7 +1259,7 @@ def report(results: list[dict[str, Any]]) -> None:
                 )
                 continue
             line = (
-                f"  {r['target']:9} acc/s={r['accepted_per_s']} ack p50/p95/p99="
+                f"  {r['target']:9} {r['players']:5} acc/s={r['accepted_per_s']} ack p50/p95/p99="
                 f"{r['ack_p50_ms']}/{r['ack_p95_ms']}/{r['ack_p99_ms']} rival p50/p99="
                 f"{r['rival_p50_ms']}/{r['rival_p99_ms']} cpu={r['server_cpu_pct']}"
                 f" redis={r.get('redis_cpu_pct')} load={r['loadgen_cpu_pct']}"
@@ -1251,6 +1267,9 @@ def report(results: list[dict[str, Any]]) -> None:
                 f" errors={sum(r['errors'].values())} disc={r['disconnects']}"
                 f" lost={r['lost_events']}+{r['missing_at_end']}"
             )
+            if r.get("accepted_per_s"):
+                cost = sum(r["server_cpu_pct"]) * 10 / r["accepted_per_s"]
+                line += f" cpu_ms/action={cost:.3f}"
             if b and r is not b and b.get("accepted_per_s"):
                 ratio = r["accepted_per_s"] / b["accepted_per_s"]
                 line += f" | x base: acc/s {ratio:.2f}"
@@ -1311,10 +1330,17 @@ def main() -> None:
     p_suite = sub.add_parser("suite", help="baseline and every configuration, one after another")
     p_suite.add_argument("--targets", default="baseline,memory,redis,redis2")
     p_suite.add_argument("--parts", default="human,flat,idle")
+    p_suite.add_argument("--human-players", default="2000,1000", help="human pace runs")
     p_suite.add_argument("--flat-players", type=int, default=400)
     p_suite.add_argument("--flat-duration", type=float, default=15.0)
     common(p_suite)
+    p_report = sub.add_parser("report", help="print the tables of a suite's JSON file")
+    p_report.add_argument("file")
     args = parser.parse_args()
+    if args.command == "report":
+        data = json.loads(Path(args.file).read_text())
+        report(data if isinstance(data, list) else [data])
+        return
 
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
