@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
 from ..broker import Broker, BrokerUnavailable
 from ..broker.daily import DailyStore, daily_channel, open_daily_store, parse_published
@@ -39,19 +39,14 @@ from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.race import RaceMeta
 from ..solver import catalog
 from .connection import (
-    CLOSE_GOING_AWAY,
-    CLOSE_IDLE,
-    CLOSE_INTERNAL,
     CLOSE_NO_RACE,
     CLOSE_POLICY,
-    CLOSE_TOO_BIG,
     CLOSE_TRY_AGAIN,
-    CLOSE_UNSUPPORTED,
     Connection,
-    TokenBucket,
 )
 from .http import MAX_BODY, error
 from .hub import RaceHub, now_ms
+from .session import Session
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -470,92 +465,40 @@ async def daily_socket(websocket: WebSocket) -> None:
         server.addresses.leave(address)
 
 
-class Watcher:
+class Watcher(Session):
     """One watcher's connection to a day's live leaderboard."""
 
     def __init__(self, server: Server, day: date, websocket: WebSocket) -> None:
-        self.server = server
-        self.settings = server.settings
+        super().__init__(server, websocket)
         self.day = day
-        self.websocket = websocket
-        self.conn = Connection(websocket, self.settings.outbound_queue)
-        self.budget = TokenBucket(self.settings.message_burst, self.settings.messages_per_second)
+        self.board: LiveBoard | None = None
 
-    async def run(self) -> None:
-        conn = self.conn
-        daily = self.server.daily
-        board: LiveBoard | None = None
-        reader = asyncio.create_task(self._read_loop())
-        heart = asyncio.create_task(self._heartbeat())
-        closed = asyncio.create_task(conn.closed.wait())
+    def describe(self) -> str:
+        return f"daily {self.day} watcher"
+
+    async def opened(self) -> None:
         try:
-            try:
-                board = await daily.watch(self.day, conn)
-            except BrokerUnavailable:
-                conn.close(CLOSE_TRY_AGAIN)
-            await asyncio.wait({reader, closed}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (reader, heart, closed):
-                task.cancel()
-            for task in (reader, heart, closed):
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-            if board is not None:
-                await daily.leave(board, conn)
-            if conn.close_code is None:
-                conn.close(CLOSE_GOING_AWAY if self.server.stopping else 1000)
-            await conn.shutdown()
+            self.board = await self.server.daily.watch(self.day, self.conn)
+        except BrokerUnavailable:
+            self.conn.close(CLOSE_TRY_AGAIN)
 
-    async def _heartbeat(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.ping_interval_s)
-            if time.monotonic() - self.conn.last_heard > self.settings.idle_timeout_s:
-                self.conn.close(CLOSE_IDLE)
-                return
-            self.conn.send(p.ServerPing(now_ms()).encode())
+    async def closing(self) -> None:
+        if self.board is not None:
+            await self.server.daily.leave(self.board, self.conn)
 
-    async def _read_loop(self) -> None:
-        conn = self.conn
-        try:
-            while True:
-                frame = await self.websocket.receive()
-                if frame["type"] == "websocket.disconnect":
-                    conn.close(frame.get("code") or 1000)
-                    return
-                conn.last_heard = time.monotonic()
-                text = frame.get("text")
-                if text is None:
-                    self._error("bad_json", "binary frames are not accepted")
-                    conn.close(CLOSE_UNSUPPORTED)
-                    return
-                if len(text) > self.settings.max_frame_bytes:
-                    conn.close(CLOSE_TOO_BIG)
-                    return
-                if not self.budget.take():
-                    self._error("bad_message", "too many messages: slow down")
-                    conn.close(CLOSE_POLICY)
-                    return
-                self._handle(text)
-        except WebSocketDisconnect as gone:
-            conn.close(gone.code or 1000)
-        except Exception:
-            log.exception("daily %s: watcher connection failed", self.day)
-            self._error("internal", "unexpected server error")
-            conn.close(CLOSE_INTERNAL)
-
-    def _error(self, code: str, reason: str) -> None:
-        self.conn.send(p.Error(code, reason).encode())
+    async def handle(self, text: str) -> None:
+        self._handle(text)
 
     def _handle(self, text: str) -> None:
         try:
             data = json.loads(text)
         except (ValueError, RecursionError):
-            self._error("bad_json", "the frame is not valid JSON")
+            self.error("bad_json", "the frame is not valid JSON")
             return
         try:
             message = p.decode(data, d.CLIENT_MESSAGES)
         except ProtocolError as refused:
-            self._error(refused.code, refused.reason)
+            self.error(refused.code, refused.reason)
             return
         if isinstance(message, p.Ping):
             self.conn.send(p.ServerPong(message.t).encode())

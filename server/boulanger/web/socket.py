@@ -1,21 +1,17 @@
 """The race WebSocket: ``/ws/races/{race_id}``.
 
-A thin shell: it reads frames, enforces the transport limits (frame size,
-binary frames, message budget, heartbeat), decodes messages and hands them
-to the race hub. Every refusal is a typed ``reject``/``error`` or a close
+A thin shell (the transport limits are :mod:`.session`'s): it decodes
+messages and hands them to the race hub. Every refusal is a typed ``reject``/``error`` or a close
 code; an unexpected failure is logged with the race and player ids and the
 client sees only ``internal``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import time
 from typing import TYPE_CHECKING
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
 from ..broker import BrokerUnavailable
 from ..race import protocol as p
@@ -23,18 +19,12 @@ from ..race.errors import ProtocolError
 from ..race.ids import new_player_id, new_secret
 from ..race.race import FINISHED, Duplicate
 from .connection import (
-    CLOSE_GOING_AWAY,
-    CLOSE_IDLE,
-    CLOSE_INTERNAL,
     CLOSE_NO_RACE,
     CLOSE_POLICY,
-    CLOSE_TOO_BIG,
     CLOSE_TRY_AGAIN,
-    CLOSE_UNSUPPORTED,
-    Connection,
-    TokenBucket,
 )
 from .hub import RaceHub, now_ms
+from .session import Session
 
 if TYPE_CHECKING:
     from .app import Server
@@ -61,7 +51,7 @@ async def race_socket(websocket: WebSocket) -> None:
             await _refuse(websocket, CLOSE_NO_RACE, "no such race")
             return
         await websocket.accept()
-        session = Session(server, hub, websocket)
+        session = RaceSession(server, hub, websocket)
         await session.run()
     finally:
         server.addresses.leave(address)
@@ -72,83 +62,24 @@ async def _refuse(websocket: WebSocket, code: int, reason: str) -> None:
     await websocket.close(code, reason)
 
 
-class Session:
+class RaceSession(Session):
     """One connection's conversation with one race."""
 
     def __init__(self, server: Server, hub: RaceHub, websocket: WebSocket) -> None:
-        self.server = server
+        super().__init__(server, websocket)
         self.hub = hub
-        self.settings = server.settings
-        self.websocket = websocket
-        self.conn = Connection(websocket, self.settings.outbound_queue)
-        self.budget = TokenBucket(self.settings.message_burst, self.settings.messages_per_second)
 
-    async def run(self) -> None:
-        conn = self.conn
-        reader = asyncio.create_task(self._read_loop())
-        heart = asyncio.create_task(self._heartbeat())
-        closed = asyncio.create_task(conn.closed.wait())
-        try:
-            await asyncio.wait({reader, closed}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (reader, heart, closed):
-                task.cancel()
-            for task in (reader, heart, closed):
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-            self.hub.detach(conn)
-            if conn.close_code is None:
-                conn.close(CLOSE_GOING_AWAY if self.server.stopping else 1000)
-            await conn.shutdown()
+    def describe(self) -> str:
+        return f"race {self.hub.race_id} player {self.conn.player_id}"
 
-    async def _heartbeat(self) -> None:
-        interval = self.settings.ping_interval_s
-        while True:
-            await asyncio.sleep(interval)
-            if time.monotonic() - self.conn.last_heard > self.settings.idle_timeout_s:
-                self.conn.close(CLOSE_IDLE)
-                return
-            self.conn.send(p.ServerPing(now_ms()).encode())
+    async def closing(self) -> None:
+        self.hub.detach(self.conn)
 
-    async def _read_loop(self) -> None:
-        conn = self.conn
-        try:
-            while True:
-                frame = await self.websocket.receive()
-                if frame["type"] == "websocket.disconnect":
-                    conn.close(frame.get("code") or 1000)
-                    return
-                conn.last_heard = time.monotonic()
-                text = frame.get("text")
-                if text is None:
-                    self._error("bad_json", "binary frames are not accepted")
-                    conn.close(CLOSE_UNSUPPORTED)
-                    return
-                if len(text) > self.settings.max_frame_bytes:
-                    conn.close(CLOSE_TOO_BIG)
-                    return
-                if not self.budget.take():
-                    self._error("bad_message", "too many messages: slow down")
-                    conn.close(CLOSE_POLICY)
-                    return
-                await self._handle(text)
-                # Let the writers run between frames, even when frames queue up.
-                await asyncio.sleep(0)
-        except WebSocketDisconnect as gone:
-            conn.close(gone.code or 1000)
-        except Exception:
-            log.exception("race %s player %s: connection failed", self.hub.race_id, conn.player_id)
-            self._error("internal", "unexpected server error")
-            conn.close(CLOSE_INTERNAL)
-
-    def _error(self, code: str, reason: str) -> None:
-        self.conn.send(p.Error(code, reason).encode())
-
-    async def _handle(self, text: str) -> None:
+    async def handle(self, text: str) -> None:
         try:
             message = p.decode_client(text)
         except ProtocolError as error:
-            self._error(error.code, error.reason)
+            self.error(error.code, error.reason)
             return
         action_id = getattr(message, "action_id", None)
         try:
@@ -157,7 +88,7 @@ class Session:
             if action_id is not None:
                 self.conn.send(p.Reject(action_id, error.code, error.reason).encode())
             else:
-                self._error(error.code, error.reason)
+                self.error(error.code, error.reason)
         except Exception:
             log.exception(
                 "race %s player %s: %s failed",
@@ -168,7 +99,7 @@ class Session:
             if action_id is not None:
                 self.conn.send(p.Reject(action_id, "internal", "unexpected server error").encode())
             else:
-                self._error("internal", "unexpected server error")
+                self.error("internal", "unexpected server error")
 
     async def _dispatch(self, message: p.Message) -> None:
         conn = self.conn

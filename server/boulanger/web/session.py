@@ -1,0 +1,125 @@
+"""The shell every WebSocket conversation shares: limits, heartbeats, clean ends.
+
+A session reads frames and enforces the transport rules (binary frames,
+frame size, the message budget, the heartbeat), then hands each text frame
+to :meth:`Session.handle`. Subclasses say what a frame means; none of them
+re-implements the rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from ..race import protocol as p
+from .connection import (
+    CLOSE_GOING_AWAY,
+    CLOSE_IDLE,
+    CLOSE_INTERNAL,
+    CLOSE_POLICY,
+    CLOSE_TOO_BIG,
+    CLOSE_UNSUPPORTED,
+    Connection,
+    TokenBucket,
+)
+from .hub import now_ms
+
+if TYPE_CHECKING:
+    from .app import Server
+
+log = logging.getLogger(__name__)
+
+
+class Session:
+    """One accepted WebSocket, from its first frame to its close."""
+
+    def __init__(self, server: Server, websocket: WebSocket) -> None:
+        self.server = server
+        self.settings = server.settings
+        self.websocket = websocket
+        self.conn = Connection(websocket, self.settings.outbound_queue)
+        self.budget = TokenBucket(self.settings.message_burst, self.settings.messages_per_second)
+
+    # -- what subclasses fill in ---------------------------------------------
+
+    async def opened(self) -> None:
+        """After the socket is accepted, before frames are read."""
+
+    async def closing(self) -> None:
+        """After the last frame, before the socket closes."""
+
+    async def handle(self, text: str) -> None:
+        """One text frame within the limits."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """Who this is, for the server's logs."""
+        return "connection"
+
+    # -- the shell -------------------------------------------------------------
+
+    def error(self, code: str, reason: str) -> None:
+        self.conn.send(p.Error(code, reason).encode())
+
+    async def run(self) -> None:
+        conn = self.conn
+        reader = asyncio.create_task(self._read_loop())
+        heart = asyncio.create_task(self._heartbeat())
+        closed = asyncio.create_task(conn.closed.wait())
+        try:
+            await self.opened()
+            await asyncio.wait({reader, closed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (reader, heart, closed):
+                task.cancel()
+            for task in (reader, heart, closed):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            await self.closing()
+            if conn.close_code is None:
+                conn.close(CLOSE_GOING_AWAY if self.server.stopping else 1000)
+            await conn.shutdown()
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.ping_interval_s)
+            if time.monotonic() - self.conn.last_heard > self.settings.idle_timeout_s:
+                self.conn.close(CLOSE_IDLE)
+                return
+            self.conn.send(p.ServerPing(now_ms()).encode())
+
+    async def _read_loop(self) -> None:
+        conn = self.conn
+        try:
+            while True:
+                frame = await self.websocket.receive()
+                if frame["type"] == "websocket.disconnect":
+                    conn.close(frame.get("code") or 1000)
+                    return
+                conn.last_heard = time.monotonic()
+                text = frame.get("text")
+                if text is None:
+                    self.error("bad_json", "binary frames are not accepted")
+                    conn.close(CLOSE_UNSUPPORTED)
+                    return
+                if len(text) > self.settings.max_frame_bytes:
+                    conn.close(CLOSE_TOO_BIG)
+                    return
+                if not self.budget.take():
+                    self.error("bad_message", "too many messages: slow down")
+                    conn.close(CLOSE_POLICY)
+                    return
+                await self.handle(text)
+                # Let the writers run between frames, even when frames queue up.
+                await asyncio.sleep(0)
+        except WebSocketDisconnect as gone:
+            conn.close(gone.code or 1000)
+        except Exception:
+            log.exception("%s failed", self.describe())
+            self.error("internal", "unexpected server error")
+            conn.close(CLOSE_INTERNAL)
