@@ -128,6 +128,6 @@ async def race_record(request: Request) -> Response:
 
 def daily_routes() -> list[BaseRoute]:
     """The daily challenge's routes (see boulanger.web.daily)."""
-    from .daily import routes  # imported here: boulanger.web.daily imports this module
+    from .daily_http import routes  # imported here: boulanger.web.daily_http imports this module
 
     return routes()

@@ -35,6 +35,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+async def refuse(websocket: WebSocket, code: int, reason: str) -> None:
+    """Turn a connection away with a close code.
+
+    It accepts first and then closes: a browser sees the close code, while a
+    refused handshake would only show it an anonymous 1006.
+    """
+    await websocket.accept()
+    await websocket.close(code, reason)
+
+
 class Session:
     """One accepted WebSocket, from its first frame to its close."""
 

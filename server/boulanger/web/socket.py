@@ -24,7 +24,7 @@ from .connection import (
     CLOSE_TRY_AGAIN,
 )
 from .hub import RaceHub, now_ms
-from .session import Session
+from .session import Session, refuse
 
 if TYPE_CHECKING:
     from .app import Server
@@ -36,30 +36,23 @@ async def race_socket(websocket: WebSocket) -> None:
     server: Server = websocket.app.state.server
     race_id = websocket.path_params["race_id"]
     address = websocket.client.host if websocket.client else "?"
-    # Refusals accept first and then close: a browser sees the close code,
-    # while a refused handshake would only show it an anonymous 1006.
     if not server.addresses.enter(address):
-        await _refuse(websocket, CLOSE_POLICY, "too many connections from this address")
+        await refuse(websocket, CLOSE_POLICY, "too many connections from this address")
         return
     try:
         try:
             hub = await server.hubs.get(race_id)
         except BrokerUnavailable:
-            await _refuse(websocket, CLOSE_TRY_AGAIN, "try again")
+            await refuse(websocket, CLOSE_TRY_AGAIN, "try again")
             return
         if hub is None:
-            await _refuse(websocket, CLOSE_NO_RACE, "no such race")
+            await refuse(websocket, CLOSE_NO_RACE, "no such race")
             return
         await websocket.accept()
         session = RaceSession(server, hub, websocket)
         await session.run()
     finally:
         server.addresses.leave(address)
-
-
-async def _refuse(websocket: WebSocket, code: int, reason: str) -> None:
-    await websocket.accept()
-    await websocket.close(code, reason)
 
 
 class RaceSession(Session):

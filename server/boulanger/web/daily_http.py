@@ -1,0 +1,326 @@
+"""The daily challenge over HTTP and its live leaderboard WebSocket.
+
+Thin transport around :mod:`boulanger.web.daily` (the service) and
+:mod:`boulanger.race.daily` (the rules of the day); see the "Daily
+challenge" section of docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import re
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from ..broker import BrokerUnavailable
+from ..race import daily as d
+from ..race import protocol as p
+from ..race.errors import ProtocolError
+from ..race.ids import new_race_id, new_secret, secret_hash
+from ..race.race import RaceMeta
+from .connection import (
+    CLOSE_NO_RACE,
+    CLOSE_POLICY,
+    CLOSE_TRY_AGAIN,
+)
+from .daily import LiveBoard, challenge
+from .http import MAX_BODY, error
+from .hub import now_ms
+from .session import Session, refuse
+
+if TYPE_CHECKING:
+    from .app import Server
+
+log = logging.getLogger(__name__)
+
+PAGE_DEFAULT, PAGE_MAX = 20, 100
+OFFSET_MAX = 10_000_000
+PLAYER_KEY_HEADER = "x-player-key"
+_PLAYER_KEY = re.compile(r"[A-Za-z0-9._~-]{16,128}", re.ASCII)
+
+
+class Refused(Exception):
+    """An HTTP request refused: answered with :func:`boulanger.web.http.error`."""
+
+    def __init__(self, status: int, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.response = error(status, code, reason)
+
+
+def _host_key(player_key: str, race_id: str) -> str:
+    """The ranked attempt's host key: only the player key's holder (and we) can make it again."""
+    return hmac.new(
+        player_key.encode(), f"daily-host:{race_id}".encode(), hashlib.sha256
+    ).hexdigest()
+
+
+# -- HTTP ---------------------------------------------------------------------
+
+
+def _server(request: Request | WebSocket) -> Server:
+    server: Server = request.app.state.server
+    return server
+
+
+def _day(text: str) -> date:
+    """A date with a challenge that is out: 400 when malformed, 404 when not out."""
+    try:
+        day = d.parse_date(text)
+    except d.DateError as exc:
+        raise Refused(400, "bad_date", str(exc)) from None
+    if day < d.FIRST_DAY:
+        raise Refused(404, "no_daily", f"the daily challenge starts on {d.FIRST_DAY}")
+    if day > d.today(now_ms()):
+        raise Refused(404, "no_daily", f"the daily challenge of {day} is not out yet")
+    return day
+
+
+def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    if not text.isascii() or not text.isdigit() or not low <= int(text) <= high:
+        raise Refused(400, "bad_message", f"{name} must be an integer from {low} to {high}")
+    return int(text)
+
+
+def _player_key(value: Any) -> str:
+    if not isinstance(value, str) or not _PLAYER_KEY.fullmatch(value):
+        raise Refused(
+            400, "bad_player_key", "a player key is 16 to 128 characters: A-Z a-z 0-9 . _ ~ -"
+        )
+    return value
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        raise Refused(413, "bad_message", "body too large")
+    try:
+        data = json.loads(body or b"{}")
+    except ValueError:
+        raise Refused(400, "bad_message", "the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise Refused(400, "bad_message", "the body must be a JSON object")
+    return data
+
+
+def _refusals(handler: Any) -> Any:
+    async def wrapped(request: Request) -> Response:
+        try:
+            response: Response = await handler(request)
+        except Refused as refused:
+            return refused.response
+        return response
+
+    wrapped.__name__ = handler.__name__
+    wrapped.__doc__ = handler.__doc__
+    return wrapped
+
+
+@_refusals
+async def today_challenge(request: Request) -> Response:
+    return JSONResponse(challenge(d.today(now_ms())))
+
+
+@_refusals
+async def day_challenge(request: Request) -> Response:
+    return JSONResponse(challenge(_day(request.path_params["date"])))
+
+
+@_refusals
+async def leaderboard(request: Request) -> Response:
+    day = _day(request.path_params["date"])
+    limit = _int_param(request, "limit", PAGE_DEFAULT, 1, PAGE_MAX)
+    offset = _int_param(request, "offset", 0, 0, OFFSET_MAX)
+    page = await _server(request).daily.store.page(day, offset, limit)
+    return JSONResponse(
+        {
+            "date": day.isoformat(),
+            "total": page.total,
+            "offset": offset,
+            "limit": limit,
+            "entries": [ranked.to_wire() for ranked in page.entries],
+        }
+    )
+
+
+@_refusals
+async def create_attempt(request: Request) -> Response:
+    """A one-player race on the day's deal: ranked for a key's first attempt of today."""
+    server = _server(request)
+    day = _day(request.path_params["date"])
+    data = await _body(request)
+    unknown = set(data) - {"player_key", "name"}
+    if unknown:
+        raise Refused(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
+    player_key = _player_key(data.get("player_key"))
+    name = data.get("name")
+    if name is not None:
+        cleaned = " ".join(name.split()) if isinstance(name, str) else ""
+        if not 1 <= len(cleaned) <= p.NAME_MAX or not cleaned.isprintable():
+            raise Refused(400, "bad_name", f"a name has 1 to {p.NAME_MAX} printable characters")
+    address = request.client.host if request.client else "?"
+    if not server.addresses.may_create(address):
+        raise Refused(429, "too_many_races", "too many races created from this address")
+    key_hash = secret_hash(player_key)
+    daily = server.daily
+    ranked = False
+    if day == d.today(now_ms()) and await daily.settle(server, day, key_hash) is None:
+        race_id = await daily.store.claim_attempt(day, key_hash, new_race_id())
+        host_key = _host_key(player_key, race_id)
+        ranked = True
+        if await server.broker.race_meta(race_id) is None:
+            await _create_race(server, day, race_id, host_key, key_hash, ranked=True)
+    else:
+        race_id, host_key = new_race_id(), new_secret()
+        await _create_race(server, day, race_id, host_key, key_hash, ranked=False)
+    answer = {
+        "race_id": race_id,
+        "url": f"/race/{race_id}",
+        "host_key": host_key,
+        "ranked": ranked,
+        **challenge(day),
+    }
+    return JSONResponse(answer, status_code=201)
+
+
+async def _create_race(
+    server: Server, day: date, race_id: str, host_key: str, key_hash: str, *, ranked: bool
+) -> None:
+    info = challenge(day)
+    meta = RaceMeta(
+        race_id=race_id,
+        code=info["code"],
+        created_at=now_ms(),
+        host_key_hash=secret_hash(host_key),
+        time_limit_s=server.settings.time_limit_s,
+        countdown_ms=server.settings.countdown_ms,
+        practice=False,
+        par=info["par"],
+        winnable=True if info["par"] is not None else None,
+        daily=day.isoformat(),
+        ranked=ranked,
+        player_key_hash=key_hash,
+    )
+    await server.broker.create_race(race_id, meta.to_dict())
+
+
+@_refusals
+async def my_standing(request: Request) -> Response:
+    """The caller's rank, entry, streak and ranked attempt; the player key is a header."""
+    server = _server(request)
+    day = _day(request.path_params["date"])
+    key_hash = secret_hash(_player_key(request.headers.get(PLAYER_KEY_HEADER)))
+    daily = server.daily
+    ranked = await daily.settle(server, day, key_hash)
+    race_id = await daily.store.attempt(day, key_hash)
+    streak = await daily.store.streak(key_hash, day)
+    total = (await daily.store.page(day, 0, 0)).total
+    share = None
+    if ranked is not None:
+        share = d.share_text(day, ranked, total, streak, challenge(day)["par"])
+    return JSONResponse(
+        {
+            "date": day.isoformat(),
+            "rank": None if ranked is None else ranked.rank,
+            "total": total,
+            "entry": None if ranked is None else ranked.to_wire(),
+            "streak": streak,
+            "attempt": None if race_id is None else {"race_id": race_id, "url": f"/race/{race_id}"},
+            "share": share,
+        }
+    )
+
+
+@_refusals
+async def game_record(request: Request) -> Response:
+    day = _day(request.path_params["date"])
+    text = request.path_params["entry_id"]
+    if not text.isascii() or not text.isdigit() or len(text) > d.ENTRY_ID_DIGITS:
+        raise Refused(404, "unknown_entry", "no such entry")
+    record = await _server(request).daily.store.game_record(day, int(text))
+    if record is None:
+        raise Refused(404, "unknown_entry", "no such entry")
+    return JSONResponse(record)
+
+
+# -- the live leaderboard WebSocket -------------------------------------------
+
+
+async def daily_socket(websocket: WebSocket) -> None:
+    server = _server(websocket)
+    address = websocket.client.host if websocket.client else "?"
+    if not server.addresses.enter(address):
+        await refuse(websocket, CLOSE_POLICY, "too many connections from this address")
+        return
+    try:
+        try:
+            day = _day(websocket.path_params["date"])
+        except Refused:
+            await refuse(websocket, CLOSE_NO_RACE, "no such daily challenge")
+            return
+        await websocket.accept()
+        await Watcher(server, day, websocket).run()
+    finally:
+        server.addresses.leave(address)
+
+
+class Watcher(Session):
+    """One watcher's connection to a day's live leaderboard."""
+
+    def __init__(self, server: Server, day: date, websocket: WebSocket) -> None:
+        super().__init__(server, websocket)
+        self.day = day
+        self.board: LiveBoard | None = None
+
+    def describe(self) -> str:
+        return f"daily {self.day} watcher"
+
+    async def opened(self) -> None:
+        try:
+            self.board = await self.server.daily.watch(self.day, self.conn)
+        except BrokerUnavailable:
+            self.conn.close(CLOSE_TRY_AGAIN)
+
+    async def closing(self) -> None:
+        if self.board is not None:
+            await self.server.daily.leave(self.board, self.conn)
+
+    async def handle(self, text: str) -> None:
+        self._handle(text)
+
+    def _handle(self, text: str) -> None:
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            self.error("bad_json", "the frame is not valid JSON")
+            return
+        try:
+            message = p.decode(data, d.CLIENT_MESSAGES)
+        except ProtocolError as refused:
+            self.error(refused.code, refused.reason)
+            return
+        if isinstance(message, p.Ping):
+            self.conn.send(p.ServerPong(message.t).encode())
+
+
+def routes() -> list[BaseRoute]:
+    """The daily challenge's routes, for :func:`boulanger.web.app.create_app`."""
+    return [
+        Route("/api/daily", today_challenge),
+        Route("/api/daily/{date}", day_challenge),
+        Route("/api/daily/{date}/leaderboard", leaderboard),
+        Route("/api/daily/{date}/attempts", create_attempt, methods=["POST"]),
+        Route("/api/daily/{date}/me", my_standing),
+        Route("/api/daily/{date}/records/{entry_id}", game_record),
+        WebSocketRoute("/ws/daily/{date}", daily_socket),
+    ]
