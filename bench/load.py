@@ -347,6 +347,10 @@ class Stats:
         self.disorder = 0  # events at or below the last seq seen
         self.missing_at_end = 0  # events a connected player never received
         self.connect_failures = 0
+        self.retries: dict[str, int] = {}  # try_again answers, sent again as the protocol says
+
+    def retry(self, kind: str) -> None:
+        self.retries[kind] = self.retries.get(kind, 0) + 1
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -412,7 +416,7 @@ class Bot:
         self.last_seq = 0
         self.alive = False
         self.closing = False
-        self.pending: tuple[str, float, asyncio.Future[Any]] | None = None
+        self.pending: tuple[str, float, asyncio.Future[Any], str] | None = None
         self.joined: asyncio.Future[Any] | None = None
         self.actions = 0
         self.reader: asyncio.Task[None] | None = None
@@ -512,6 +516,11 @@ class Bot:
             if pending is None or pending[0] != message["action_id"]:
                 stats.error(f"unexpected {kind}")
                 return
+            if kind == "reject" and message.get("code") == "try_again":
+                # "send it again with the same action_id"; latency counts from the first send
+                stats.retry("action")
+                asyncio.get_running_loop().call_later(0.05, self.send_nowait, pending[3])
+                return
             self.pending = None
             t_send = pending[1]
             measured = race.window[0] <= t_send < race.window[1]
@@ -530,16 +539,27 @@ class Bot:
         elif kind == "welcome" or kind == "error":
             if self.joined is not None and not self.joined.done():
                 self.joined.set_result(message)
+            elif (
+                message.get("code") == "try_again" and self.index == 0 and not race.started.is_set()
+            ):
+                stats.retry("start")
+                start = json.dumps({"type": "start"})
+                asyncio.get_running_loop().call_later(0.2, self.send_nowait, start)
             else:
                 stats.error(f"error {message.get('code')}")
         elif kind == "ping":
-            pong = json.dumps({"type": "pong", "t": message["t"]})
-            if self.lean is not None:
-                self.lean.send_text(pong)
-            else:
-                task = asyncio.ensure_future(self.ws.send(pong))
-                PENDING_SENDS.add(task)
-                task.add_done_callback(PENDING_SENDS.discard)
+            self.send_nowait(json.dumps({"type": "pong", "t": message["t"]}))
+
+    def send_nowait(self, text: str) -> None:
+        if not self.alive:
+            return
+        if self.lean is not None:
+            with contextlib.suppress(ConnectionError):
+                self.lean.send_text(text)
+        else:
+            task = asyncio.ensure_future(self.ws.send(text))
+            PENDING_SENDS.add(task)
+            task.add_done_callback(PENDING_SENDS.discard)
 
     def on_closed(self, code: int | None) -> None:
         if not self.alive:
@@ -667,11 +687,12 @@ class Bot:
             message["action_id"] = action_id
             future = loop.create_future()
             t_send = perf()
-            self.pending = (action_id, t_send, future)
+            text = json.dumps(message)
+            self.pending = (action_id, t_send, future, text)
             if race.window[0] <= t_send < race.window[1]:
                 stats.sent += 1
             try:
-                await self.transmit(json.dumps(message))
+                await self.transmit(text)
                 answer, measured = await future
             except Exception:
                 return  # the reader counted the disconnect
@@ -925,6 +946,7 @@ def stats_dict(stats: Stats) -> dict[str, Any]:
         "disorder": stats.disorder,
         "missing_at_end": stats.missing_at_end,
         "connect_failures": stats.connect_failures,
+        "retries": stats.retries,
     }
 
 
@@ -1132,13 +1154,19 @@ def profile_servers(target: Target, args: argparse.Namespace) -> None:
 
 
 def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {"ack_ms": [], "rival_ms": [], "errors": {}, "close_codes": {}}
+    out: dict[str, Any] = {
+        "ack_ms": [],
+        "rival_ms": [],
+        "errors": {},
+        "close_codes": {},
+        "retries": {},
+    }
     for part in parts:
         for key in ("ack_ms", "rival_ms"):
             values = array("d")
             values.frombytes(part[key])
             out[key].extend(values)
-        for key in ("errors", "close_codes"):
+        for key in ("errors", "close_codes", "retries"):
             for k, v in part[key].items():
                 out[key][k] = out[key].get(k, 0) + v
         for key in (
@@ -1176,6 +1204,7 @@ def summarize(result: dict[str, Any], merged: dict[str, Any], duration: float) -
             "disordered_events": merged["disorder"],
             "missing_at_end": merged["missing_at_end"],
             "connect_failures": merged["connect_failures"],
+            "retries": merged["retries"],
         }
     )
 
@@ -1186,7 +1215,7 @@ def show(result: dict[str, Any]) -> None:
         "ack_p50_ms", "ack_p95_ms", "ack_p99_ms", "rival_p50_ms", "rival_p99_ms",
         "server_cpu_pct", "redis_cpu_pct", "loadgen_cpu_pct", "others_pct", "loadavg", "server_rss_kb",
         "kb_per_idle_player", "rss_start_kb", "rss_idle_kb", "errors", "disconnects",
-        "close_codes", "lost_events", "disordered_events", "missing_at_end",
+        "close_codes", "retries", "lost_events", "disordered_events", "missing_at_end",
     ]  # fmt: skip
     print("  " + ", ".join(f"{k}={result[k]}" for k in keys if k in result), flush=True)
 
@@ -1266,6 +1295,7 @@ def report(results: list[dict[str, Any]]) -> None:
                 f" others={r.get('others_pct')}"
                 f" errors={sum(r['errors'].values())} disc={r['disconnects']}"
                 f" lost={r['lost_events']}+{r['missing_at_end']}"
+                f" retries={sum(r.get('retries', {}).values())}"
             )
             if r.get("accepted_per_s"):
                 cost = sum(r["server_cpu_pct"]) * 10 / r["accepted_per_s"]
