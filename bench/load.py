@@ -518,7 +518,7 @@ class Bot:
                 return
             if kind == "reject" and message.get("code") == "try_again":
                 # "send it again with the same action_id"; latency counts from the first send
-                stats.retry("action")
+                stats.retry(f"action: {message.get('reason', '')[:60]}")
                 asyncio.get_running_loop().call_later(0.05, self.send_nowait, pending[3])
                 return
             self.pending = None
@@ -542,7 +542,7 @@ class Bot:
             elif (
                 message.get("code") == "try_again" and self.index == 0 and not race.started.is_set()
             ):
-                stats.retry("start")
+                stats.retry(f"start: {message.get('reason', '')[:60]}")
                 start = json.dumps({"type": "start"})
                 asyncio.get_running_loop().call_later(0.2, self.send_nowait, start)
             else:
