@@ -87,7 +87,8 @@ class CatalogFile:
     def text(self) -> str:
         ranges = " ".join(f"{a}-{b}" for a, b in self.searched)
         lines = [
-            f"# Baker's Game deals verified winnable with {self.cells} cells"
+            f"# Baker's Game deals verified winnable with {self.cells}"
+            f" cell{'s' if self.cells != 1 else ''}"
             f" (game codes BK1-C{self.cells}-...).",
             "# One line per deal: deal number, par (actions in the solver's solution).",
             f"# Made and extended by: boulanger catalog --cells {self.cells} --from A --to B",
