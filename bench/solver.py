@@ -32,6 +32,7 @@ def bench(cells: int, first: int, last: int, budget: float, fc_max_iters: int | 
     theirs_times: list[float] = []
     ours_decided = theirs_decided = both = won = 0
     disagreements: list[int] = []
+    undecided: list[int] = []
     for deal in range(first, last + 1):
         board = Board.deal(GameCode(deal, cells))
         started = time.perf_counter()
@@ -41,6 +42,8 @@ def bench(cells: int, first: int, last: int, budget: float, fc_max_iters: int | 
         theirs = fcsolve.verdict(board, max_iters=fc_max_iters)
         theirs_times.append(time.perf_counter() - started)
         ours_decided += ours != UNKNOWN
+        if ours == UNKNOWN:
+            undecided.append(deal)
         theirs_decided += theirs != UNKNOWN
         won += ours == "won"
         if UNKNOWN not in (ours, theirs):
@@ -55,6 +58,8 @@ def bench(cells: int, first: int, last: int, budget: float, fc_max_iters: int | 
         f"  decided: ours {100 * ours_decided / count:.1f}%, fc-solve {100 * theirs_decided / count:.1f}%"
     )
     print(f"  won (ours): {won} ({100 * won / count:.1f}%)")
+    if undecided:
+        print(f"  undecided by ours within the budget: {undecided}")
     print(
         f"  disagreements on {both} deals both decided: {len(disagreements)} {disagreements or ''}"
     )
