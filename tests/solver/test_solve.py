@@ -100,3 +100,9 @@ def test_to_dict() -> None:
     assert data["result"] == UNSOLVABLE
     assert data["par"] is None
     assert set(data) == {"result", "actions", "seconds", "positions", "par"}
+
+
+def test_position_limits_on_a_small_search() -> None:
+    # Deal 1 with 1 cell is lost after a few dozen positions.
+    assert solve("BK1-C1-AAAAAAB", max_positions=1).result == UNKNOWN
+    assert solve("BK1-C1-AAAAAAB", max_positions=10_000, budget=BUDGET).result == UNSOLVABLE

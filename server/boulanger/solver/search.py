@@ -15,7 +15,12 @@ because they are exactly the cards that are missing.
 Why "unsolvable" is never wrong: the search generates every single-card move
 (plus group moves, which are only shortcuts to positions single moves reach)
 from every position it visits, and only stops early when it finds a win or
-runs out of budget. The reductions below are each provably safe:
+runs out of budget. The single-card moves are: a column's top card into a
+cell or an empty column, a cell card onto its parent or into an empty
+column, and a top card onto its parent, which is only possible when the top
+card is not already on its own parent, so it is exactly the run move with a
+run of one card (always within capacity). The reductions below are each
+provably safe:
 
 1. Foundation moves are made at once ("settling"). In Baker's Game the only
    card that could ever be built on a card C in the tableau is the card of
@@ -279,7 +284,6 @@ def search(
     visited = {root_key}
     memo: dict[bytes, int] = {}
     runs: dict[bytes, int] = {}
-    limit = max_positions if max_positions is not None else -1
 
     def expand(state: _State) -> list[_Kid]:
         """The unvisited children of a settled position, best last."""
@@ -310,7 +314,7 @@ def search(
         path.append(move)
         if sum(k_found) == 52:
             return Outcome("won", list(path), len(visited), time.perf_counter() - start)
-        if len(visited) == limit:
+        if max_positions is not None and len(visited) >= max_positions:
             return Outcome("unknown", None, len(visited), time.perf_counter() - start)
         expansions += 1
         if (
