@@ -214,6 +214,6 @@ def generate(
 
 def _save(path: Path, catalog: CatalogFile) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(path.name + ".tmp")
+    temp = path.with_name("." + path.name + ".tmp")  # hidden: not shipped as package data
     temp.write_text(catalog.text(), encoding="utf-8")
     os.replace(temp, path)
