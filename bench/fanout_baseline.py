@@ -12,12 +12,14 @@ docs/protocol.md for ``bench/load.py``'s bots to drive it:
   client's message to the other 7;
 - ``ping`` -> ``pong``.
 
-Every action is accepted (nothing checks it). Outbound messages go through
-a bounded queue and one writer task per connection, as in boulanger
-(server/boulanger/web/connection.py): a slow client never blocks the others.
-``--direct`` sends from the reader instead (no queue, no writer task).
+Every action is accepted (nothing checks it). By default the reader sends
+directly (``await websocket.send_text`` for each recipient), and
+permessage-deflate is off, as in ``boulanger serve``. ``--queued`` sends
+through a bounded queue and one writer task per connection instead, as
+boulanger does (server/boulanger/web/connection.py); ``--deflate`` turns
+uvicorn's permessage-deflate on (its default).
 
-    python bench/fanout_baseline.py --port 8100 [--countdown-ms 1000] [--direct]
+    python bench/fanout_baseline.py --port 8100 [--countdown-ms 1000] [--queued] [--deflate]
 """
 
 from __future__ import annotations
@@ -198,16 +200,18 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8100)
     parser.add_argument("--countdown-ms", type=int, default=1000)
-    parser.add_argument("--direct", action="store_true", help="no per-connection writer task")
+    parser.add_argument("--queued", action="store_true", help="a writer task per connection")
+    parser.add_argument("--deflate", action="store_true", help="permessage-deflate on")
     args = parser.parse_args()
     if not args.host.startswith("127."):
         parser.error("loopback addresses only")
     uvicorn.run(
-        create_app(args.countdown_ms, args.direct),
+        create_app(args.countdown_ms, direct=not args.queued),
         host=args.host,
         port=args.port,
         ws="auto",
         ws_max_size=16 * 1024,
+        ws_per_message_deflate=args.deflate,
         log_level="warning",
     )
 

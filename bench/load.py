@@ -14,7 +14,9 @@ and ``flat`` (the next action as soon as the previous one is answered).
 Targets, each started here on free loopback ports, pinned to core 0 (the
 load generator pins itself to core 1):
 
-- ``baseline``: bench/fanout_baseline.py, a bare uvicorn + Starlette fan-out;
+- ``baseline``: bench/fanout_baseline.py, a bare uvicorn + Starlette fan-out
+                (direct sends, no permessage-deflate, like ``boulanger serve``);
+- ``baseline_q``: the same with a queue and writer task per connection;
 - ``memory``:   one ``boulanger serve`` on the embedded broker;
 - ``redis``:    one ``boulanger serve`` on a throwaway redis-server;
 - ``redis2``:   two ``boulanger serve`` on one redis-server, each race's
@@ -160,7 +162,7 @@ def wait_healthy(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
 class Target:
     """The server side of a run: redis-server and server processes, pinned to core 0."""
 
-    KINDS = ("baseline", "memory", "redis", "redis2")
+    KINDS = ("baseline", "baseline_q", "memory", "redis", "redis2")
 
     def __init__(self, kind: str, env: dict[str, str], fsync: str = "everysec") -> None:
         if kind not in self.KINDS:
@@ -218,12 +220,14 @@ class Target:
         count = 2 if self.kind == "redis2" else 1
         for n in range(count):
             port = free_port()
-            if self.kind == "baseline":
+            if self.kind.startswith("baseline"):
                 countdown = self.env.get("BOULANGER_COUNTDOWN_MS", "1000")
                 args = [
                     sys.executable, str(REPO / "bench" / "fanout_baseline.py"),
                     "--port", str(port), "--countdown-ms", countdown,
                 ]  # fmt: skip
+                if self.kind == "baseline_q":
+                    args.append("--queued")
             else:
                 args = [
                     sys.executable, "-m", "boulanger", "serve", "--host", "127.0.0.1",
@@ -293,7 +297,7 @@ async def create_races(
 ) -> list[dict[str, Any]]:
     """Create ``count`` races (through the HTTP API, or by name on the baseline)."""
     races = []
-    if target.kind == "baseline":
+    if target.kind.startswith("baseline"):
         for n in range(count):
             code, sol = deals[n % len(deals)]
             races.append({"race_id": f"r{n}", "code": code, "host_key": "-", "solution": sol})
@@ -403,7 +407,7 @@ class Bot:
         self.address = address
         self.cfg = cfg
         self.stats = race.stats
-        self.checks = cfg["target"] != "baseline"  # the baseline accepts everything
+        self.checks = not cfg["target"].startswith("baseline")  # the baseline accepts all
         self.rnd = random.Random(hash((race.spec["race_id"], index, cfg["seed"])))
         self.game = Game(race.spec["code"])
         self.solution = [Move.from_dict(m) for m in race.spec["solution"]]
@@ -1358,7 +1362,7 @@ def main() -> None:
     p_idle.add_argument("--target", choices=Target.KINDS, default="memory")
     common(p_idle)
     p_suite = sub.add_parser("suite", help="baseline and every configuration, one after another")
-    p_suite.add_argument("--targets", default="baseline,memory,redis,redis2")
+    p_suite.add_argument("--targets", default="baseline,baseline_q,memory,redis,redis2")
     p_suite.add_argument("--parts", default="human,flat,idle")
     p_suite.add_argument("--human-players", default="2000,1000", help="human pace runs")
     p_suite.add_argument("--flat-players", type=int, default=400)
