@@ -11,6 +11,7 @@ which returns the event message every client of the race receives.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,11 +58,12 @@ class RaceMeta:
     player_key_hash: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RaceMeta:
-        return cls(**{k: v for k, v in data.items() if k in cls.__slots__})  # type: ignore[attr-defined]
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass(slots=True)

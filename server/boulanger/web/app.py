@@ -109,6 +109,8 @@ class Server:
         host_key_hash: str | None = None,
     ) -> dict[str, Any]:
         """Create a race on a catalog deal (or the given code); answer the creator's view."""
+        par: int | None
+        winnable: bool | None
         if code is None:
             code, par, winnable = self.solver.pick(cells)
         else:
