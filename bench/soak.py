@@ -82,7 +82,7 @@ def main() -> None:
             time.sleep(args.sample_s)
             procs = {pid: cmdline(pid) for pid in descendants(load.pid)}
             memory = {
-                f"{'server' if 'serve' in cmd else 'redis'}:{pid}": rss_mb(pid)
+                f"{'redis' if 'redis-server' in cmd else 'server'}:{pid}": rss_mb(pid)
                 for pid, cmd in procs.items()
                 # the processes themselves, not the taskset/nice wrappers that start them
                 if ("boulanger serve" in cmd and "python" in cmd.split(" ")[0])
