@@ -75,7 +75,16 @@ class Move(NamedTuple):
                 )
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 52:
             raise InvalidNotationError(f"move count {count!r} must be a whole number 1..52")
-        return cls(src, dst, count)  # type: ignore[arg-type]
+        # One shared value per distinct move (at most 13 * 13 * 52): a game's
+        # history then costs a pointer per action, however long it runs.
+        key: tuple[str, str, int] = (src, dst, count)  # type: ignore[assignment]  # checked above
+        move = _INTERNED.get(key)
+        if move is None:
+            move = _INTERNED[key] = cls(*key)
+        return move
 
     def to_dict(self) -> dict[str, Any]:
         return {"src": self.src, "dst": self.dst, "count": self.count}
+
+
+_INTERNED: dict[tuple[str, str, int], Move] = {}

@@ -33,6 +33,9 @@ from .ids import secret_hash, secret_matches
 from .standings import Standing, rank
 
 MAX_PLAYERS = 8
+# Action ids remembered per player for idempotence. Clients resend only the
+# actions still unanswered, so the recent ones are all that can come again.
+REMEMBERED_ACTIONS = 512
 DEFAULT_TIME_LIMIT_S = 30 * 60
 DEFAULT_COUNTDOWN_MS = 3000
 
@@ -78,7 +81,8 @@ class Player:
     won_at: int | None = None
     last_at: int | None = None
     status: str = Status.PLAYING.value
-    # action_id -> (seq, move made): a repeated action id gets the same answer.
+    # action_id -> (seq, move made) of the last REMEMBERED_ACTIONS actions: a
+    # repeated action id gets the same answer.
     applied: dict[str, tuple[int, dict[str, Any] | None]] = field(default_factory=dict)
 
     @property
@@ -372,7 +376,10 @@ class Race:
                 if status is Status.WON:
                     player.won_at = now
             player.last_at = now
-            player.applied[event["action_id"]] = (seq, move)
+            applied = player.applied
+            applied[event["action_id"]] = (seq, move)
+            if len(applied) > REMEMBERED_ACTIONS:
+                del applied[next(iter(applied))]  # the oldest: dicts keep insertion order
             ordered = self.standings()
             mine = next(s for s in ordered if s.player_id == player.player_id)
             return p.Progress(seq, self.state(now), mine.to_wire(), [s.player_id for s in ordered])
