@@ -1317,6 +1317,76 @@ def report(results: list[dict[str, Any]]) -> None:
             print(line)
 
 
+def markdown(data: list[dict[str, Any]]) -> None:
+    """The tables of docs/performance.md, from a suite's results."""
+
+    def base_for(r: dict[str, Any]) -> dict[str, Any] | None:
+        for x in data:
+            same = x.get("pace") == r.get("pace") and x.get("players") == r.get("players")
+            if x.get("target") == "baseline" and same and "failed" not in x:
+                return x
+        return None
+
+    def f(v: Any, nd: int = 1) -> str:
+        if v is None:
+            return "-"
+        return f"{v:.{nd}f}" if isinstance(v, float) else str(v)
+
+    for pace in ("human", "flat"):
+        rows = [r for r in data if r.get("pace") == pace]
+        if not rows:
+            continue
+        print(f"\n#### {pace}\n")
+        print(
+            "| config | players | accepted actions/s | x baseline | ack p50 / p95 / p99 ms"
+            " | rival p50 / p99 ms | server CPU % of a core | CPU ms per action | redis CPU %"
+            " | load gen CPU % | others on core 0 / 1 % | errors | disconnects | lost events"
+            " | try_again retries |"
+        )
+        print("|---" * 15 + "|")
+        for r in rows:
+            if "failed" in r:
+                print(f"| {r['target']} | {r['players']} | failed: {r['failed']} |")
+                continue
+            b = base_for(r)
+            ratio = "-"
+            if b and b.get("accepted_per_s"):
+                ratio = f"{r['accepted_per_s'] / b['accepted_per_s']:.2f}"
+            cpu = r["server_cpu_pct"]
+            cost = sum(cpu) * 10 / r["accepted_per_s"] if r["accepted_per_s"] else None
+            lost = r["lost_events"] + r["missing_at_end"] + r["disordered_events"]
+            retries = sum(r.get("retries", {}).values())
+            others = " / ".join(f(x) for x in r.get("others_pct", []))
+            print(
+                f"| {r['target']} | {r['players']} | {f(r['accepted_per_s'], 0)} | {ratio}"
+                f" | {f(r['ack_p50_ms'])} / {f(r['ack_p95_ms'])} / {f(r['ack_p99_ms'])}"
+                f" | {f(r['rival_p50_ms'])} / {f(r['rival_p99_ms'])}"
+                f" | {' + '.join(f(c) for c in cpu)} | {f(cost, 3)} | {f(r.get('redis_cpu_pct'))}"
+                f" | {f(r['loadgen_cpu_pct'])} | {others} | {sum(r['errors'].values())}"
+                f" | {r['disconnects']} | {lost} | {retries} |"
+            )
+    rows = [r for r in data if r.get("pace") == "idle"]
+    if rows:
+        print("\n#### idle (joined players in the lobby)\n")
+        print(
+            "| config | joined | server RSS at start MB | with the players MB | KB per idle player"
+            " | redis RSS before / after MB |"
+        )
+        print("|---" * 6 + "|")
+        for r in rows:
+            if "failed" in r:
+                print(f"| {r['target']} | failed |")
+                continue
+            rr = r.get("redis_rss_kb")
+            redis = f"{f(rr[0] / 1024)} / {f(rr[1] / 1024)}" if rr else "-"
+            print(
+                f"| {r['target']} | {r['joined']}"
+                f" | {' + '.join(f(x / 1024) for x in r['rss_start_kb'])}"
+                f" | {' + '.join(f(x / 1024) for x in r['rss_idle_kb'])}"
+                f" | {r['kb_per_idle_player']} | {redis} |"
+            )
+
+
 # -- command line -------------------------------------------------------------
 
 
@@ -1370,10 +1440,15 @@ def main() -> None:
     common(p_suite)
     p_report = sub.add_parser("report", help="print the tables of a suite's JSON file")
     p_report.add_argument("file")
+    p_report.add_argument("--markdown", action="store_true", help="markdown tables")
     args = parser.parse_args()
     if args.command == "report":
         data = json.loads(Path(args.file).read_text())
-        report(data if isinstance(data, list) else [data])
+        data = data if isinstance(data, list) else [data]
+        if args.markdown:
+            markdown(data)
+        else:
+            report(data)
         return
 
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
