@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
 
-from boulanger.broker import Broker, BrokerUnavailable, open_broker, race_channel
+from boulanger.broker import Broker, BrokerUnavailable, Condition, open_broker, race_channel
 from support.servers import RedisProcess
 
 
@@ -43,12 +44,27 @@ async def test_append_is_conditional_and_ordered(broker: Broker) -> None:
     await broker.create_race(race_id, {"code": "BK1-C4-AAAAAAB"})
     assert await broker.race_meta(race_id) == {"code": "BK1-C4-AAAAAAB"}
     assert await broker.race_meta("missing") is None
-    assert await broker.append(race_id, {"seq": 1, "kind": "a"})
-    assert not await broker.append(race_id, {"seq": 1, "kind": "b"})  # someone was first
-    assert not await broker.append(race_id, {"seq": 3, "kind": "c"})  # no gaps
-    assert await broker.append(race_id, {"seq": 2, "kind": "d"})
-    assert [e["kind"] for e in await broker.read(race_id, 0)] == ["a", "d"]
-    assert [e["seq"] for e in await broker.read(race_id, 1)] == [2]
+    whole = Condition  # a race-wide event: the log as its decider saw it
+    assert await broker.append(race_id, {"kind": "a"}, whole(log_length=0)) == 1
+    assert await broker.append(race_id, {"kind": "b"}, whole(log_length=0)) == 0  # moved on
+    assert await broker.append(race_id, {"kind": "c"}, whole(log_length=5)) == 0
+    assert await broker.append(race_id, {"kind": "d"}, whole(log_length=1)) == 2
+    # A player's events need only that player's own history unchanged.
+    ann = Condition(player_id="ann", player_events=0)
+    assert await broker.append(race_id, {"kind": "ann-1"}, ann) == 3
+    assert await broker.append(race_id, {"kind": "ann-1 again"}, ann) == 0
+    bo = Condition(player_id="bo", player_events=0)
+    assert await broker.append(race_id, {"kind": "bo-1"}, bo) == 4  # Ann's does not matter
+    ann2 = Condition(player_id="ann", player_events=1)
+    assert await broker.append(race_id, {"kind": "ann-2"}, ann2) == 5
+    # Once an event ends the race, no player event joins the log.
+    assert await broker.append(race_id, {"kind": "over"}, whole(log_length=5, ends_race=True)) == 6
+    bo2 = Condition(player_id="bo", player_events=1)
+    assert await broker.append(race_id, {"kind": "late"}, bo2) == 0
+    events = await broker.read(race_id, 0)
+    assert [e["kind"] for e in events] == ["a", "d", "ann-1", "bo-1", "ann-2", "over"]
+    assert [e["seq"] for e in events] == [1, 2, 3, 4, 5, 6]
+    assert [e["seq"] for e in await broker.read(race_id, 4)] == [5, 6]
 
 
 async def test_appends_are_published_in_order(broker: Broker) -> None:
@@ -58,9 +74,9 @@ async def test_appends_are_published_in_order(broker: Broker) -> None:
     if broker.kind == "redis":
         await asyncio.wait_for(broker.connected.wait(), 5)  # type: ignore[attr-defined]
     for seq in range(1, 51):
-        assert await broker.append(race_id, {"seq": seq})
+        assert await broker.append(race_id, {"n": seq}, Condition(log_length=seq - 1)) == seq
     await _eventually(lambda: len(listener.messages) == 50)
-    assert [int(m.split(":")[1].rstrip("}")) for m in listener.messages] == list(range(1, 51))
+    assert [json.loads(m)["seq"] for m in listener.messages] == list(range(1, 51))
     await broker.unsubscribe(race_channel(race_id), listener)
     await broker.publish(race_channel(race_id), "after")
     await asyncio.sleep(0.2)
@@ -77,7 +93,7 @@ async def test_redis_broker_resubscribes_after_a_restart() -> None:
         await broker.subscribe("bk:test", listener)
         await asyncio.wait_for(broker.connected.wait(), 5)  # type: ignore[attr-defined]
         await broker.create_race("r", {"x": 1})
-        assert await broker.append("r", {"seq": 1})
+        assert await broker.append("r", {"n": 1}, Condition(log_length=0)) == 1
         redis.restart()
         # While it is down (or just back), calls fail with a clear error or succeed.
         await _eventually(lambda: listener.resyncs >= 2, timeout=15)
@@ -87,7 +103,7 @@ async def test_redis_broker_resubscribes_after_a_restart() -> None:
         assert [e["seq"] for e in await broker.read("r", 0)] == [1]
         redis.stop()
         with pytest.raises(BrokerUnavailable):
-            await broker.append("r", {"seq": 2})
+            await broker.append("r", {"n": 2}, Condition(log_length=1))
         assert not await broker.ping()
     finally:
         await broker.close()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import abc
 from typing import Any, Protocol
 
+from ..race.condition import Condition as Condition
+
 
 class BrokerUnavailable(Exception):
     """The broker cannot be reached right now; the caller should try again."""
@@ -49,11 +51,12 @@ class Broker(abc.ABC):
     async def race_meta(self, race_id: str) -> dict[str, Any] | None: ...
 
     @abc.abstractmethod
-    async def append(self, race_id: str, event: dict[str, Any]) -> bool:
-        """Append ``event`` (its ``seq`` set to the log length + 1) and publish it.
+    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+        """Append ``event`` if ``condition`` holds, and publish it; return its ``seq``.
 
-        Returns False, appending nothing, when the log has moved on (another
-        process appended first). Raises :class:`BrokerUnavailable`.
+        The broker numbers the event (``seq`` = the log's length + 1) and
+        stores and publishes it with that number. Returns 0, appending
+        nothing, when the condition fails. Raises :class:`BrokerUnavailable`.
         """
 
     @abc.abstractmethod

@@ -8,7 +8,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from .base import Broker, Listener, race_channel
+from .base import Broker, Condition, Listener, race_channel
 
 
 class MemoryBroker(Broker):
@@ -21,6 +21,8 @@ class MemoryBroker(Broker):
         self._created: dict[str, float] = {}  # insertion order is creation order
         self._metas: dict[str, dict[str, Any]] = {}
         self._logs: dict[str, list[str]] = defaultdict(list)
+        self._counts: dict[str, dict[str, int]] = {}  # race -> player -> events
+        self._over: set[str] = set()
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
         self.extra: dict[str, Any] = {}  # other stores (the daily challenge) keep state here
 
@@ -36,6 +38,8 @@ class MemoryBroker(Broker):
             del self._created[old]
             self._metas.pop(old, None)
             self._logs.pop(old, None)
+            self._counts.pop(old, None)
+            self._over.discard(old)
         self._created[race_id] = now
         self._metas[race_id] = dict(meta)
 
@@ -43,14 +47,23 @@ class MemoryBroker(Broker):
         meta = self._metas.get(race_id)
         return None if meta is None else dict(meta)
 
-    async def append(self, race_id: str, event: dict[str, Any]) -> bool:
+    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
         log = self._logs[race_id]
-        if event["seq"] != len(log) + 1:
-            return False
-        text = json.dumps(event, separators=(",", ":"))
+        counts = self._counts.setdefault(race_id, {})
+        if condition.log_length is not None and len(log) != condition.log_length:
+            return 0
+        player = condition.player_id
+        if player is not None:
+            if race_id in self._over or counts.get(player, 0) != condition.player_events:
+                return 0
+            counts[player] = condition.player_events + 1
+        if condition.ends_race:
+            self._over.add(race_id)
+        seq = len(log) + 1
+        text = json.dumps({"seq": seq, **event}, separators=(",", ":"))
         log.append(text)
         await self.publish(race_channel(race_id), text)
-        return True
+        return seq
 
     async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
         return [json.loads(text) for text in self._logs.get(race_id, [])[after:]]

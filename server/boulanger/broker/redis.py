@@ -1,9 +1,10 @@
 """The Redis broker: race logs in Redis lists, fan-out through Redis pub/sub.
 
 Keys of one race share the ``{race_id}`` hash tag so that Redis Cluster
-keeps them on one shard. An append is one Lua script: it checks the log's
-length, pushes the event and publishes it, atomically, so the channel carries
-each race's events in log order. Pub/sub is at-most-once: after a dropped
+keeps them on one shard. An append is one Lua script: it checks the
+append's condition (see :class:`Condition`), numbers the event, pushes it and
+publishes it, atomically, so the channel carries each race's events in log
+order. Pub/sub is at-most-once: after a dropped
 connection the broker resubscribes and tells every listener to resync from
 the log.
 """
@@ -24,19 +25,33 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from .base import Broker, BrokerUnavailable, Listener, race_channel
+from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
 
 log = logging.getLogger(__name__)
 
 RACE_TTL_S = 7 * 24 * 3600
 
-# KEYS[1] log; ARGV: seq, event, channel, ttl
+# KEYS: the log (a list), the race's state (a hash: "over", and "p:<id>"
+# holding each player's number of events).
+# ARGV: event JSON without its seq, channel, ttl, expected log length or "",
+# player field or "", expected player events, "1" when the event ends the race.
 _APPEND = """
-if redis.call('LLEN', KEYS[1]) + 1 ~= tonumber(ARGV[1]) then return 0 end
-redis.call('RPUSH', KEYS[1], ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-redis.call('PUBLISH', ARGV[3], ARGV[2])
-return 1
+local len = redis.call('LLEN', KEYS[1])
+if ARGV[4] ~= '' and len ~= tonumber(ARGV[4]) then return 0 end
+if ARGV[5] ~= '' then
+  if redis.call('HEXISTS', KEYS[2], 'over') == 1 then return 0 end
+  local n = tonumber(redis.call('HGET', KEYS[2], ARGV[5]) or '0')
+  if n ~= tonumber(ARGV[6]) then return 0 end
+  redis.call('HSET', KEYS[2], ARGV[5], n + 1)
+end
+if ARGV[7] == '1' then redis.call('HSET', KEYS[2], 'over', '1') end
+local seq = len + 1
+local text = '{"seq":' .. seq .. ',' .. string.sub(ARGV[1], 2)
+redis.call('RPUSH', KEYS[1], text)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('PUBLISH', ARGV[2], text)
+return seq
 """
 
 
@@ -110,14 +125,23 @@ class RedisBroker(Broker):
             raise BrokerUnavailable(str(error)) from error
         return None if text is None else dict(json.loads(text))
 
-    async def append(self, race_id: str, event: dict[str, Any]) -> bool:
-        text = json.dumps(event, separators=(",", ":"))
-        args = [event["seq"], text, race_channel(race_id), RACE_TTL_S]
+    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+        text = json.dumps(event, separators=(",", ":"))  # the script puts "seq" first
+        args: list[str | int] = [
+            text,
+            race_channel(race_id),
+            RACE_TTL_S,
+            "" if condition.log_length is None else condition.log_length,
+            "" if condition.player_id is None else f"p:{condition.player_id}",
+            condition.player_events,
+            "1" if condition.ends_race else "0",
+        ]
+        keys = [_key(race_id, "log"), _key(race_id, "state")]
         try:
-            done = await self._append(keys=[_key(race_id, "log")], args=args)
+            seq = await self._append(keys=keys, args=args)
         except (RedisError, OSError) as error:
             raise BrokerUnavailable(str(error)) from error
-        return bool(done)
+        return int(seq)
 
     async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
         try:

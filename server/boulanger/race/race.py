@@ -28,6 +28,7 @@ from ..engine import (
     place_index,
 )
 from . import protocol as p
+from .condition import Condition
 from .errors import ProtocolError
 from .ids import secret_hash, secret_matches
 from .standings import Standing, rank
@@ -81,6 +82,9 @@ class Player:
     won_at: int | None = None
     last_at: int | None = None
     status: str = Status.PLAYING.value
+    # This player's events in the log (actions and resign): the condition
+    # under which the next one may be appended.
+    events: int = 0
     # action_id -> (seq, move made) of the last REMEMBERED_ACTIONS actions: a
     # repeated action id gets the same answer.
     applied: dict[str, tuple[int, dict[str, Any] | None]] = field(default_factory=dict)
@@ -334,6 +338,19 @@ class Race:
             "url": f"/race/{race_id}",
         }
 
+    def condition(self, event: dict[str, Any]) -> Condition:
+        """When ``event``, decided against this replica, may still be appended.
+
+        A player's action depends only on that player's own game (and on the
+        race not being over), so it needs only their events unchanged; other
+        events depend on the whole race as this replica has it.
+        """
+        kind = event["kind"]
+        if kind in ("action", "resign"):
+            player = self.players[event["player_id"]]
+            return Condition(player_id=player.player_id, player_events=player.events)
+        return Condition(log_length=self.seq, ends_race=kind == "over")
+
     # -- applying events -------------------------------------------------
 
     def apply(self, event: dict[str, Any]) -> p.Message:
@@ -361,6 +378,7 @@ class Race:
             return p.RaceStarting(seq, self.state(now), self.start_at, self.ends_at, now)
         if kind in ("action", "resign"):
             player = self.players[event["player_id"]]
+            player.events += 1
             move: dict[str, Any] | None = None
             if kind == "resign":
                 player.resigned = True

@@ -185,22 +185,36 @@ class RaceHub:
                 decision = decide()
                 if decision is None or isinstance(decision, Duplicate):
                     return decision
-                decision["seq"] = self.race.seq + 1
                 try:
-                    appended = await self.broker.append(self.race_id, decision)
-                    if appended:
-                        if decision["seq"] == self.race.seq + 1:
-                            self._apply(decision)
-                        return decision
-                    # Refused: someone else appended first, or our own append
-                    # went through but its answer was lost (a retried call).
-                    if decision in await self.catch_up():
-                        return decision
+                    seq = await self.broker.append(
+                        self.race_id, decision, self.race.condition(decision)
+                    )
+                    if not seq:
+                        # Refused: the log moved on in a way that matters, or our
+                        # own append went through but its answer was lost (a
+                        # retried call). Catch up, and decide again if not ours.
+                        mine = self._find(decision, await self.catch_up())
+                        if mine is not None:
+                            return mine
+                        continue
+                    event = {"seq": seq, **decision}
+                    if seq == self.race.seq + 1:
+                        self._apply(event)
+                    elif seq > self.race.seq:
+                        await self.catch_up()  # others' events came first: apply them, then ours
+                    return event
                 except BrokerUnavailable:
                     raise ProtocolError(
                         "try_again", "the server cannot record actions right now; send it again"
                     ) from None
             raise ProtocolError("try_again", "the race is busy; send it again")
+
+    @staticmethod
+    def _find(decision: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any] | None:
+        for event in events:
+            if {k: v for k, v in event.items() if k != "seq"} == decision:
+                return event
+        return None
 
     def attach(self, conn: Connection) -> None:
         self.connections.add(conn)
