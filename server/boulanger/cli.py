@@ -129,6 +129,7 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    import gc
     import logging
 
     import uvicorn
@@ -141,6 +142,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     )
     settings = Settings.from_env(broker_url=args.broker)
     app = create_app(settings)
+    # Full collections of a heap with many live games stall every socket of
+    # the process (they made the latency p99 in bench/load.py). Startup
+    # objects are frozen out of collection, the oldest generation is
+    # collected by the server's sweeper every few minutes instead.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(700, 10, 1_000_000)
     print(f"boulanger: serving on http://{args.host}:{args.port}/ (broker: {settings.broker_url})")
     uvicorn.run(
         app,

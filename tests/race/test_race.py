@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from boulanger.engine import Move
 from boulanger.race import protocol as p
 from boulanger.race.errors import ProtocolError
 from boulanger.race.ids import secret_hash
@@ -131,7 +132,7 @@ def test_actions_are_checked_resolved_and_idempotent() -> None:
     assert again == Duplicate(progress.seq, {"src": "col1", "dst": "cell1", "count": 1})
     undo = log.act("p1", p.Undo("u1"), 30)
     assert isinstance(undo, p.Progress) and undo.player["actions"] == 2
-    assert log.race.players["p1"].applied["u1"][1] == {"src": "col1", "dst": "cell1", "count": 1}
+    assert log.race.players["p1"].applied["u1"][1] == Move("col1", "cell1", 1)
 
 
 def test_resigning_ends_a_race_and_ranks_everyone() -> None:

@@ -36,7 +36,7 @@ from .standings import Standing, rank
 MAX_PLAYERS = 8
 # Action ids remembered per player for idempotence. Clients resend only the
 # actions still unanswered, so the recent ones are all that can come again.
-REMEMBERED_ACTIONS = 512
+REMEMBERED_ACTIONS = 64
 DEFAULT_TIME_LIMIT_S = 30 * 60
 DEFAULT_COUNTDOWN_MS = 3000
 
@@ -86,8 +86,9 @@ class Player:
     # under which the next one may be appended.
     events: int = 0
     # action_id -> (seq, move made) of the last REMEMBERED_ACTIONS actions: a
-    # repeated action id gets the same answer.
-    applied: dict[str, tuple[int, dict[str, Any] | None]] = field(default_factory=dict)
+    # repeated action id gets the same answer. (A client resends only what is
+    # still unanswered, which the message budget keeps far below this.)
+    applied: dict[str, tuple[int, Move | None]] = field(default_factory=dict)
 
     @property
     def done(self) -> bool:
@@ -270,7 +271,8 @@ class Race:
         player = self.players[player_id]
         done = player.applied.get(action.action_id)
         if done is not None:
-            return Duplicate(*done)
+            seq, made = done
+            return Duplicate(seq, None if made is None else made.to_dict())
         state = self.state(now)
         if state == FINISHED or (self.ends_at is not None and now >= self.ends_at):
             raise ProtocolError("race_over", "the race is over")
@@ -379,16 +381,16 @@ class Race:
         if kind in ("action", "resign"):
             player = self.players[event["player_id"]]
             player.events += 1
-            move: dict[str, Any] | None = None
+            move: Move | None = None
             if kind == "resign":
                 player.resigned = True
             else:
                 action = event["action"]
                 if "undo" in action:
-                    move = player.game.undo().to_dict()
+                    move = player.game.undo()
                 else:
-                    player.game.play(Move.from_dict(action))
-                    move = action
+                    move = Move.from_dict(action)  # interned: remembering it costs a pointer
+                    player.game.play(move)
                 status = player.game.status
                 player.status = status.value
                 if status is Status.WON:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from collections import defaultdict, deque
@@ -29,6 +30,10 @@ from .socket import race_socket
 from .solving import SolverPool
 
 log = logging.getLogger(__name__)
+
+
+SWEEP_INTERVAL_S = 30
+FULL_COLLECTION_SWEEPS = 10  # every 5 minutes
 
 
 class AddressLimits:
@@ -95,10 +100,14 @@ class Server:
         self.solver.close()
 
     async def _sweep_loop(self) -> None:
+        sweeps = 0
         while True:
-            await asyncio.sleep(30)
+            await asyncio.sleep(SWEEP_INTERVAL_S)
+            sweeps += 1
             with contextlib.suppress(Exception):
                 await self.hubs.sweep()
+            if sweeps % FULL_COLLECTION_SWEEPS == 0:
+                gc.collect()  # see boulanger serve: the oldest generation is collected here
 
     async def create_race(
         self,

@@ -190,8 +190,9 @@ class RaceSession(Session):
             assert result is not None
             seq = result["seq"]
             move = result.get("action")
-            if move is not None and "undo" in move:
-                move = race.players[player_id].applied[action.action_id][1]
+            if move is not None and "undo" in move:  # the move taken back
+                undone = race.players[player_id].applied[action.action_id][1]
+                move = None if undone is None else undone.to_dict()
         game = race.players[player_id].view()
         self.conn.send(p.Ack(action.action_id, seq, move, game).encode())
 
