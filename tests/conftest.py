@@ -47,3 +47,26 @@ def server(request: pytest.FixtureRequest) -> ServerProcess:
     fixture = "memory_server" if request.param == "memory" else "redis_server"
     proc: ServerProcess = request.getfixturevalue(fixture)
     return proc
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisProcess]:
+    """A redis-server of this test's own, free to be killed and restarted."""
+    proc = RedisProcess()
+    proc.start()
+    yield proc
+    proc.cleanup()
+
+
+@pytest.fixture
+def two_servers(own_redis: RedisProcess) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    """Two server processes on one Redis: the topology of docker-compose.yml."""
+    pair = (
+        ServerProcess(own_redis.url, env=FAST_TEST_ENV),
+        ServerProcess(own_redis.url, env=FAST_TEST_ENV),
+    )
+    for proc in pair:
+        proc.start()
+    yield pair
+    for proc in pair:
+        proc.stop()

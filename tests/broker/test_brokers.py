@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 
 from boulanger.broker import Broker, BrokerUnavailable, Condition, open_broker, race_channel
 from support.servers import RedisProcess
+
+from .conftest import eventually
 
 
 class Collector:
@@ -22,21 +23,6 @@ class Collector:
 
     def on_resync(self) -> None:
         self.resyncs += 1
-
-
-async def _eventually(check, timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not check():
-            await asyncio.sleep(0.02)
-
-
-@pytest.fixture(params=["memory", "redis"])
-async def broker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
-    url = "memory://" if request.param == "memory" else request.getfixturevalue("redis_proc").url
-    opened = open_broker(url)
-    await opened.start()
-    yield opened
-    await opened.close()
 
 
 async def test_append_is_conditional_and_ordered(broker: Broker) -> None:
@@ -75,7 +61,7 @@ async def test_appends_are_published_in_order(broker: Broker) -> None:
         await asyncio.wait_for(broker.connected.wait(), 5)  # type: ignore[attr-defined]
     for seq in range(1, 51):
         assert await broker.append(race_id, {"n": seq}, Condition(log_length=seq - 1)) == seq
-    await _eventually(lambda: len(listener.messages) == 50)
+    await eventually(lambda: len(listener.messages) == 50)
     assert [json.loads(m)["seq"] for m in listener.messages] == list(range(1, 51))
     await broker.unsubscribe(race_channel(race_id), listener)
     await broker.publish(race_channel(race_id), "after")
@@ -96,9 +82,9 @@ async def test_redis_broker_resubscribes_after_a_restart() -> None:
         assert await broker.append("r", {"n": 1}, Condition(log_length=0)) == 1
         redis.restart()
         # While it is down (or just back), calls fail with a clear error or succeed.
-        await _eventually(lambda: listener.resyncs >= 2, timeout=15)
+        await eventually(lambda: listener.resyncs >= 2, timeout=15)
         await broker.publish("bk:test", "hello")
-        await _eventually(lambda: "hello" in listener.messages)
+        await eventually(lambda: "hello" in listener.messages)
         assert await broker.race_meta("r") == {"x": 1}  # the AOF kept it
         assert [e["seq"] for e in await broker.read("r", 0)] == [1]
         redis.stop()

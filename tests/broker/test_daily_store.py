@@ -6,7 +6,6 @@ import asyncio
 import itertools
 import random
 import time
-from collections.abc import AsyncIterator
 from datetime import date, timedelta
 
 import pytest
@@ -24,6 +23,8 @@ from boulanger.broker.daily import (
 from boulanger.race.daily import FIRST_DAY, DailyEntry, expires_at, ranking_key, today
 from support.servers import RedisProcess
 
+from .conftest import eventually
+
 RETENTION = 100_000  # days: the test dates lie in the past
 _days = itertools.count()
 
@@ -37,21 +38,6 @@ class Collector:
 
     def on_resync(self) -> None:
         pass
-
-
-async def _eventually(check, timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not check():
-            await asyncio.sleep(0.02)
-
-
-@pytest.fixture(params=["memory", "redis"])
-async def broker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
-    url = "memory://" if request.param == "memory" else request.getfixturevalue("redis_proc").url
-    opened = open_broker(url)
-    await opened.start()
-    yield opened
-    await opened.close()
 
 
 @pytest.fixture
@@ -99,7 +85,7 @@ async def test_a_result_is_recorded_once_and_published_once(
     other = await store.record(day, "h2", _entry("Bo", time_ms=30_000), _record("Bo"))
     assert other.created and other.ranked.rank == 1
     assert (await store.player(day, "h1")).rank == 2  # type: ignore[union-attr]
-    await _eventually(lambda: len(listener.messages) == 2)
+    await eventually(lambda: len(listener.messages) == 2)
     await asyncio.sleep(0.1)
     assert len(listener.messages) == 2
     published = [parse_published(m) for m in listener.messages]

@@ -64,24 +64,6 @@ def daily_server(request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
     proc.stop()
 
 
-@pytest.fixture
-def own_redis() -> Iterator[RedisProcess]:
-    proc = RedisProcess()
-    proc.start()
-    yield proc
-    proc.cleanup()
-
-
-@pytest.fixture
-def two_servers(own_redis: RedisProcess) -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    pair = (ServerProcess(own_redis.url, env=FAST), ServerProcess(own_redis.url, env=FAST))
-    for proc in pair:
-        proc.start()
-    yield pair
-    for proc in pair:
-        proc.stop()
-
-
 def _key() -> str:
     return secrets.token_urlsafe(24)
 

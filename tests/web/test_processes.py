@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
@@ -12,7 +11,6 @@ from support.racer import Racer, create_race
 from support.servers import RedisProcess, ServerProcess
 
 CODE = "BK1-C4-AAAAAAB"
-FAST = {"BOULANGER_COUNTDOWN_MS": "300", "BOULANGER_MESSAGES_PER_SECOND": "1000"}
 
 
 @pytest.fixture(scope="module")
@@ -20,25 +18,6 @@ def winning_actions() -> list[dict]:
     solution = solve(CODE, budget=30)
     assert solution.result == "won"
     return solution.actions
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisProcess]:
-    """A redis-server of this test's own, free to be killed and restarted."""
-    proc = RedisProcess()
-    proc.start()
-    yield proc
-    proc.cleanup()
-
-
-@pytest.fixture
-def two_servers(own_redis: RedisProcess) -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    pair = (ServerProcess(own_redis.url, env=FAST), ServerProcess(own_redis.url, env=FAST))
-    for proc in pair:
-        proc.start()
-    yield pair
-    for proc in pair:
-        proc.stop()
 
 
 async def _started(created: dict, *racers: Racer) -> None:

@@ -1,0 +1,26 @@
+"""Both brokers, for tests that must hold on each: the embedded one and a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from boulanger.broker import Broker, open_broker
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def broker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
+    url = "memory://" if request.param == "memory" else request.getfixturevalue("redis_proc").url
+    opened = open_broker(url)
+    await opened.start()
+    yield opened
+    await opened.close()
+
+
+async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Wait until ``check()`` is true (pub/sub delivery takes a moment)."""
+    async with asyncio.timeout(timeout):
+        while not check():
+            await asyncio.sleep(0.02)
