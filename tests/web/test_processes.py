@@ -26,6 +26,17 @@ async def _started(created: dict, *racers: Racer) -> None:
         await racer.until_started()
 
 
+async def _ann_and_bo(a: ServerProcess, b: ServerProcess) -> tuple[dict, Racer, Racer]:
+    """A started race with Ann (the host) on process a and Bo on process b."""
+    created = await create_race(a.base, code=CODE)
+    ann = await Racer(a.ws_base, created["race_id"]).connect()
+    bo = await Racer(b.ws_base, created["race_id"]).connect()
+    await ann.join("Ann", host_key=created["host_key"])
+    await bo.join("Bo")
+    await _started(created, ann, bo)
+    return created, ann, bo
+
+
 async def test_players_on_two_processes_share_one_race(
     two_servers: tuple[ServerProcess, ServerProcess], winning_actions: list[dict]
 ) -> None:
@@ -70,12 +81,7 @@ async def test_sigkill_of_a_server_loses_no_acknowledged_action(
     two_servers: tuple[ServerProcess, ServerProcess], winning_actions: list[dict]
 ) -> None:
     a, b = two_servers
-    created = await create_race(a.base, code=CODE)
-    ann = await Racer(a.ws_base, created["race_id"]).connect()
-    bo = await Racer(b.ws_base, created["race_id"]).connect()
-    await ann.join("Ann", host_key=created["host_key"])
-    await bo.join("Bo")
-    await _started(created, ann, bo)
+    created, ann, bo = await _ann_and_bo(a, b)
     half = len(winning_actions) // 2
     for action in winning_actions[:half]:
         last = await ann.move(action["src"], action["dst"], action["count"])
@@ -106,12 +112,7 @@ async def test_redis_restart_mid_race_loses_nothing(
     winning_actions: list[dict],
 ) -> None:
     a, b = two_servers
-    created = await create_race(a.base, code=CODE)
-    ann = await Racer(a.ws_base, created["race_id"]).connect()
-    bo = await Racer(b.ws_base, created["race_id"]).connect()
-    await ann.join("Ann", host_key=created["host_key"])
-    await bo.join("Bo")
-    await _started(created, ann, bo)
+    _, ann, bo = await _ann_and_bo(a, b)
     half = len(winning_actions) // 2
     for action in winning_actions[:half]:
         assert (await ann.move(action["src"], action["dst"], action["count"]))["type"] == "ack"

@@ -28,13 +28,12 @@ from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.race import RaceMeta
 from .connection import (
     CLOSE_NO_RACE,
-    CLOSE_POLICY,
     CLOSE_TRY_AGAIN,
 )
 from .daily import LiveBoard, challenge
 from .http import MAX_BODY, error
 from .hub import now_ms
-from .session import Session, refuse
+from .session import Session, limited_per_address, refuse
 
 if TYPE_CHECKING:
     from .app import Server
@@ -256,22 +255,15 @@ async def game_record(request: Request) -> Response:
 # -- the live leaderboard WebSocket -------------------------------------------
 
 
+@limited_per_address
 async def daily_socket(websocket: WebSocket) -> None:
-    server = _server(websocket)
-    address = websocket.client.host if websocket.client else "?"
-    if not server.addresses.enter(address):
-        await refuse(websocket, CLOSE_POLICY, "too many connections from this address")
-        return
     try:
-        try:
-            day = _day(websocket.path_params["date"])
-        except Refused:
-            await refuse(websocket, CLOSE_NO_RACE, "no such daily challenge")
-            return
-        await websocket.accept()
-        await Watcher(server, day, websocket).run()
-    finally:
-        server.addresses.leave(address)
+        day = _day(websocket.path_params["date"])
+    except Refused:
+        await refuse(websocket, CLOSE_NO_RACE, "no such daily challenge")
+        return
+    await websocket.accept()
+    await Watcher(_server(websocket), day, websocket).run()
 
 
 class Watcher(Session):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -43,6 +45,26 @@ async def refuse(websocket: WebSocket, code: int, reason: str) -> None:
     """
     await websocket.accept()
     await websocket.close(code, reason)
+
+
+def limited_per_address(
+    endpoint: Callable[[WebSocket], Awaitable[None]],
+) -> Callable[[WebSocket], Awaitable[None]]:
+    """A WebSocket endpoint that refuses an address holding too many connections (1008)."""
+
+    @functools.wraps(endpoint)
+    async def limited(websocket: WebSocket) -> None:
+        server: Server = websocket.app.state.server
+        address = websocket.client.host if websocket.client else "?"
+        if not server.addresses.enter(address):
+            await refuse(websocket, CLOSE_POLICY, "too many connections from this address")
+            return
+        try:
+            await endpoint(websocket)
+        finally:
+            server.addresses.leave(address)
+
+    return limited
 
 
 class Session:

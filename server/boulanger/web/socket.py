@@ -20,11 +20,10 @@ from ..race.ids import new_player_id, new_secret
 from ..race.race import FINISHED, Duplicate
 from .connection import (
     CLOSE_NO_RACE,
-    CLOSE_POLICY,
     CLOSE_TRY_AGAIN,
 )
 from .hub import RaceHub, now_ms
-from .session import Session, refuse
+from .session import Session, limited_per_address, refuse
 
 if TYPE_CHECKING:
     from .app import Server
@@ -32,27 +31,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+@limited_per_address
 async def race_socket(websocket: WebSocket) -> None:
     server: Server = websocket.app.state.server
-    race_id = websocket.path_params["race_id"]
-    address = websocket.client.host if websocket.client else "?"
-    if not server.addresses.enter(address):
-        await refuse(websocket, CLOSE_POLICY, "too many connections from this address")
-        return
     try:
-        try:
-            hub = await server.hubs.get(race_id)
-        except BrokerUnavailable:
-            await refuse(websocket, CLOSE_TRY_AGAIN, "try again")
-            return
-        if hub is None:
-            await refuse(websocket, CLOSE_NO_RACE, "no such race")
-            return
-        await websocket.accept()
-        session = RaceSession(server, hub, websocket)
-        await session.run()
-    finally:
-        server.addresses.leave(address)
+        hub = await server.hubs.get(websocket.path_params["race_id"])
+    except BrokerUnavailable:
+        await refuse(websocket, CLOSE_TRY_AGAIN, "try again")
+        return
+    if hub is None:
+        await refuse(websocket, CLOSE_NO_RACE, "no such race")
+        return
+    await websocket.accept()
+    await RaceSession(server, hub, websocket).run()
 
 
 class RaceSession(Session):
