@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 
@@ -24,3 +25,20 @@ async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
     async with asyncio.timeout(timeout):
         while not check():
             await asyncio.sleep(0.02)
+
+
+async def subscribed(broker: Broker, channel: str, listener: Any) -> None:
+    """Subscribe and wait until the subscription is live (a probe comes back).
+
+    Redis confirms SUBSCRIBE asynchronously; a publish sent right after it on
+    another connection can overtake it on a busy machine.
+    """
+    await broker.subscribe(channel, listener)
+    async with asyncio.timeout(10):
+        while True:
+            await broker.publish(channel, "probe")
+            for _ in range(10):
+                await asyncio.sleep(0.02)
+                if "probe" in listener.messages:
+                    listener.messages.clear()
+                    return

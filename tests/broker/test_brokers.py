@@ -10,7 +10,7 @@ import pytest
 from boulanger.broker import Broker, BrokerUnavailable, Condition, open_broker, race_channel
 from support.servers import RedisProcess
 
-from .conftest import eventually
+from .conftest import eventually, subscribed
 
 
 class Collector:
@@ -56,9 +56,7 @@ async def test_append_is_conditional_and_ordered(broker: Broker) -> None:
 async def test_appends_are_published_in_order(broker: Broker) -> None:
     race_id = f"p-{id(broker)}"
     listener = Collector()
-    await broker.subscribe(race_channel(race_id), listener)
-    if broker.kind == "redis":
-        await asyncio.wait_for(broker.connected.wait(), 5)  # type: ignore[attr-defined]
+    await subscribed(broker, race_channel(race_id), listener)
     for seq in range(1, 51):
         assert await broker.append(race_id, {"n": seq}, Condition(log_length=seq - 1)) == seq
     await eventually(lambda: len(listener.messages) == 50)

@@ -23,7 +23,7 @@ from boulanger.broker.daily import (
 from boulanger.race.daily import FIRST_DAY, DailyEntry, expires_at, ranking_key, today
 from support.servers import RedisProcess
 
-from .conftest import eventually
+from .conftest import eventually, subscribed
 
 RETENTION = 100_000  # days: the test dates lie in the past
 _days = itertools.count()
@@ -73,10 +73,7 @@ async def test_a_result_is_recorded_once_and_published_once(
     broker: Broker, store: DailyStore, day: date
 ) -> None:
     listener = Collector()
-    await broker.subscribe(daily_channel(day), listener)
-    if broker.kind == "redis":
-        await asyncio.wait_for(broker.connected.wait(), 5)  # type: ignore[attr-defined]
-        await asyncio.sleep(0.1)
+    await subscribed(broker, daily_channel(day), listener)
     first = await store.record(day, "h1", _entry("Ann", time_ms=90_000), _record("Ann"))
     again = await store.record(day, "h1", _entry("Ann", time_ms=10_000), _record("Ann"))
     assert first.created and not again.created

@@ -30,6 +30,7 @@ from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
 log = logging.getLogger(__name__)
 
 RACE_TTL_S = 7 * 24 * 3600
+APPEND_BATCH = 256  # appends in one pipeline at most
 
 # KEYS: the log (a list), the race's state (a hash: "over", and "p:<id>"
 # holding each player's number of events).
@@ -86,6 +87,8 @@ class RedisBroker(Broker):
             retry=Retry(ExponentialBackoff(), retries=0),
         )
         self._append = self.redis.register_script(_APPEND)
+        self._pending: list[tuple[list[str], list[str | int], asyncio.Future[int]]] = []
+        self._appender: asyncio.Task[None] | None = None
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
         self._pubsub: Any = None
         self._reader: asyncio.Task[None] | None = None
@@ -96,6 +99,14 @@ class RedisBroker(Broker):
         self._reader = asyncio.create_task(self._read_loop(), name="redis-pubsub")
 
     async def close(self) -> None:
+        if self._appender is not None:
+            self._appender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._appender
+        for _, _, done in self._pending:
+            if not done.done():
+                done.set_exception(BrokerUnavailable("the broker is closing"))
+        self._pending.clear()
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -137,11 +148,36 @@ class RedisBroker(Broker):
             "1" if condition.ends_race else "0",
         ]
         keys = [_key(race_id, "log"), _key(race_id, "state")]
-        try:
-            seq = await self._append(keys=keys, args=args)
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
-        return int(seq)
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._pending.append((keys, args, done))
+        if self._appender is None or self._appender.done():
+            self._appender = asyncio.create_task(self._append_loop())
+        return await done
+
+    async def _append_loop(self) -> None:
+        """Send the appends waiting at each moment as one pipeline.
+
+        One round trip carries every append that arrived while the previous
+        one was in flight: an awaited script call per action made the Redis
+        client the bottleneck (docs/performance.md).
+        """
+        while self._pending:
+            batch, self._pending = self._pending[:APPEND_BATCH], self._pending[APPEND_BATCH:]
+            results: list[Any]
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for keys, args, _ in batch:
+                        await self._append(keys=keys, args=args, client=pipe)
+                    results = await pipe.execute(raise_on_error=False)
+            except (RedisError, OSError) as error:
+                results = [error] * len(batch)
+            for (_, _, done), result in zip(batch, results, strict=True):
+                if done.done():
+                    continue  # its caller went away
+                if isinstance(result, BaseException):
+                    done.set_exception(BrokerUnavailable(str(result)))
+                else:
+                    done.set_result(int(result))
 
     async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
         try:
