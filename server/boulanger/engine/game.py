@@ -89,6 +89,19 @@ class Game:
             move = Move.from_dict(move)
         elif isinstance(move, str):
             move = Move.parse(move)
+        src, dst, count, card = self.check(move)
+        self.board.apply(src, dst, count)
+        points = move_points(src, dst)
+        self.score += points
+        self._undo.append((src, dst, count, points, card))
+        self.history.append(move)
+        return points
+
+    def check(self, move: Move) -> tuple[int, int, int, Card]:
+        """Raise unless ``move`` is legal now; return its place indices, count and covered card.
+
+        The game is not changed.
+        """
         board = self.board
         places = _PLACES[len(board.cells)]
         try:
@@ -98,17 +111,11 @@ class Game:
             # Not a place in this game: let place_index say what is wrong.
             src = place_index(move.src, len(board.cells))
             dst = place_index(move.dst, len(board.cells))
-        count = move.count
         try:
-            card = board.check(src, dst, count)
+            card = board.check(src, dst, move.count)
         except IllegalMoveError as error:
             raise IllegalMoveError(f"{move}: {error}") from None
-        board.apply(src, dst, count)
-        points = move_points(src, dst)
-        self.score += points
-        self._undo.append((src, dst, count, points, card))
-        self.history.append(move)
-        return points
+        return src, dst, move.count, card
 
     def undo(self) -> Move:
         """Take back the last move still in the undo history; return it."""

@@ -25,7 +25,6 @@ from ..engine import (
     NoDestinationError,
     NothingToUndoError,
     Status,
-    place_index,
 )
 from . import protocol as p
 from .condition import Condition
@@ -299,12 +298,7 @@ class Race:
         """The move an action makes, checked against the game without changing it."""
         if isinstance(action, p.MoveAction):
             move = Move.from_dict({"src": action.src, "dst": action.dst, "count": action.count})
-            probe = game.board
-            cells = len(probe.cells)
-            try:
-                probe.check(place_index(move.src, cells), place_index(move.dst, cells), move.count)
-            except IllegalMoveError as error:
-                raise IllegalMoveError(f"{move}: {error}") from None
+            game.check(move)
             return move
         if isinstance(action, p.Tap):
             found = game.tap_move(action.card)
