@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute
 
 from ..broker import BrokerUnavailable
 from ..engine import EngineError, GameCode
-from ..race.race import FINISHED
+from ..race.race import FINISHED, Race
 from .hub import now_ms
 
 if TYPE_CHECKING:
@@ -102,22 +102,26 @@ async def create_race(request: Request) -> Response:
     return JSONResponse(created, status_code=201)
 
 
-async def race_snapshot(request: Request) -> Response:
-    server = _server(request)
-    hub = await server.hubs.get(request.path_params["race_id"])
+async def _race(request: Request) -> Race | None:
+    """The request's race, brought up to date with its log; None when unknown."""
+    hub = await _server(request).hubs.get(request.path_params["race_id"])
     if hub is None:
-        return error(404, "unknown_race", "no such race")
+        return None
     await hub.catch_up()
-    return JSONResponse(hub.race.snapshot(now_ms()))
+    return hub.race
+
+
+async def race_snapshot(request: Request) -> Response:
+    race = await _race(request)
+    if race is None:
+        return error(404, "unknown_race", "no such race")
+    return JSONResponse(race.snapshot(now_ms()))
 
 
 async def race_record(request: Request) -> Response:
-    server = _server(request)
-    hub = await server.hubs.get(request.path_params["race_id"])
-    if hub is None:
+    race = await _race(request)
+    if race is None:
         return error(404, "unknown_race", "no such race")
-    await hub.catch_up()
-    race = hub.race
     player_id = request.path_params["player_id"]
     if player_id not in race.players:
         return error(404, "unknown_player", "no player with that id in this race")
