@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import re
 from datetime import date, timedelta
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -17,8 +15,7 @@ from boulanger.race import protocol as p
 from boulanger.race.errors import ProtocolError
 from boulanger.race.standings import Standing, sort_key
 from boulanger.solver import catalog
-
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
+from support.protocol_doc import examples, section
 
 # Computed once from the formula: a change to the pool, stride or offset
 # changes the deal of dates already played, and fails here.
@@ -198,22 +195,10 @@ def test_share_text_tells_the_result_without_the_deal() -> None:
 # -- the live leaderboard's messages, as documented ---------------------------
 
 
-def _daily_examples() -> dict[str, dict]:
-    start = DOC.index("\n## Daily challenge\n")
-    end = DOC.find("\n## ", start + 1)
-    section = DOC[start : end if end > 0 else None]
-    found = {}
-    for match in re.finditer(r"### `([a-z_]+)`\n(.*?)(?=\n### |\Z)", section, re.S):
-        block = re.search(r"```json\n(.*?)\n```", match.group(2), re.S)
-        assert block, f"no example for {match.group(1)}"
-        found[match.group(1)] = json.loads(block.group(1))
-    return found
-
-
 def test_daily_messages_are_documented_and_round_trip() -> None:
-    examples = _daily_examples()
-    assert set(examples) == {"daily_leaderboard"}
-    for kind, example in examples.items():
+    found = examples(section("Daily challenge"))
+    assert set(found) == {"daily_leaderboard"}
+    for kind, example in found.items():
         message = p.decode(example, d.SERVER_MESSAGES)
         assert type(message) is d.SERVER_MESSAGES[kind]
         assert message.to_wire() == example

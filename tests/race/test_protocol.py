@@ -4,34 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from boulanger.race import protocol as p
 from boulanger.race.errors import ERROR_CODES, ProtocolError
+from support.protocol_doc import examples, section
 
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
-
-
-def _section(title: str) -> str:
-    start = DOC.index(f"\n## {title}\n")
-    end = DOC.find("\n## ", start + 1)
-    return DOC[start : end if end > 0 else None]
-
-
-def _examples(section: str) -> dict[str, dict]:
-    """Each ``### `type` `` heading with the first JSON block under it."""
-    found = {}
-    for match in re.finditer(r"### `([a-z_]+)`\n(.*?)(?=\n### |\Z)", section, re.S):
-        block = re.search(r"```json\n(.*?)\n```", match.group(2), re.S)
-        assert block, f"no example for {match.group(1)}"
-        found[match.group(1)] = json.loads(block.group(1))
-    return found
-
-
-CLIENT = _examples(_section("Client messages"))
-SERVER = _examples(_section("Server messages"))
+CLIENT = examples(section("Client messages"))
+SERVER = examples(section("Server messages"))
 
 
 def test_every_client_message_is_documented() -> None:
@@ -62,7 +43,7 @@ def test_server_examples_round_trip(kind: str) -> None:
 
 
 def test_every_error_code_is_documented() -> None:
-    table = _section("Error codes")
+    table = section("Error codes")
     documented = set(re.findall(r"^\| `([a-z_]+)` \|", table, re.M))
     assert documented == set(ERROR_CODES)
 
