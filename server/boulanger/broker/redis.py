@@ -7,6 +7,12 @@ publishes it, atomically, so the channel carries each race's events in log
 order. Pub/sub is at-most-once: after a dropped
 connection the broker resubscribes and tells every listener to resync from
 the log.
+
+Commands go through redis-py. Subscriptions do not: receiving one message
+per ``PubSub.get_message`` call cost about a fifth of the server's CPU under
+load, so the subscriber is one raw connection (an :class:`asyncio.Protocol`)
+whose bytes are parsed by :mod:`.resp` and dispatched to listeners as they
+arrive, every message of a read in one pass.
 """
 
 from __future__ import annotations
@@ -15,10 +21,12 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections import defaultdict
-from typing import Any
+import ssl
+from typing import Any, cast
+from urllib.parse import urlparse
 
 import redis.asyncio as aioredis
+from redis.asyncio.connection import parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -26,11 +34,21 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .resp import ProtocolError, ReplyError, RespReader, encode_command
 
 log = logging.getLogger(__name__)
 
 RACE_TTL_S = 7 * 24 * 3600
 APPEND_BATCH = 256  # appends in one pipeline at most
+
+# Always subscribed: a RESP2 connection with no subscription left would drop
+# out of subscribed mode, and SUBSCRIBE needs a channel to open with.
+CONTROL_CHANNEL = "bk:control"
+_PING = encode_command("PING")
+_CONNECT_TIMEOUT_S = 2.0  # opening the subscriber connection (socket_connect_timeout)
+_REPLY_TIMEOUT_S = 5.0  # AUTH and SUBSCRIBE answered (socket_timeout of the commands)
+_BACKOFF_FIRST_S = 0.05
+_BACKOFF_MAX_S = 2.0
 
 # KEYS: the log (a list), the race's state (a hash: "over", and "p:<id>"
 # holding each player's number of events).
@@ -60,10 +78,148 @@ def _key(race_id: str, part: str) -> str:
     return f"bk:race:{{{race_id}}}:{part}"
 
 
+class _Endpoint:
+    """Where the subscriber connects, read from the broker URL as redis-py reads it.
+
+    The parts that matter to a subscription: host and port (or a unix socket
+    path), TLS for ``rediss://``, and credentials (sent as ``AUTH``). The
+    database number is ignored: pub/sub channels are not per database.
+    """
+
+    def __init__(self, url: str) -> None:
+        options = cast(dict[str, Any], parse_url(url))  # redis-py's parsing: same target
+        scheme = urlparse(url).scheme
+        self.path: str | None = options.get("path") if scheme == "unix" else None
+        if scheme == "unix" and not self.path:
+            raise ValueError(f"no socket path in {url!r}")
+        self.host: str = options.get("host", "localhost")
+        self.port = int(options.get("port", 6379))
+        self.connect_timeout = float(options.get("socket_connect_timeout", _CONNECT_TIMEOUT_S))
+        self.ssl: ssl.SSLContext | None = None
+        if scheme == "rediss":
+            self.ssl = _ssl_context(options)
+        username: str | None = options.get("username")
+        password: str | None = options.get("password")
+        # Sent ahead of SUBSCRIBE, in the same write: Redis answers in order.
+        self.hello = b""
+        if username:
+            self.hello = encode_command("AUTH", username, password or "")
+        elif password:
+            self.hello = encode_command("AUTH", password)
+
+    def __repr__(self) -> str:
+        return self.path or f"{self.host}:{self.port}"
+
+
+def _ssl_context(options: dict[str, Any]) -> ssl.SSLContext:
+    """TLS as redis-py sets it up for ``rediss://``: certificate and host name checked."""
+    modes = {"none": ssl.CERT_NONE, "optional": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
+    mode = modes.get(options.get("ssl_cert_reqs", "required"))
+    if mode is None:
+        raise ValueError(f"ssl_cert_reqs must be one of {', '.join(modes)}")
+    context = ssl.create_default_context()
+    context.check_hostname = mode != ssl.CERT_NONE and bool(options.get("ssl_check_hostname", True))
+    context.verify_mode = mode
+    if options.get("ssl_certfile") or options.get("ssl_keyfile"):
+        context.load_cert_chain(options["ssl_certfile"], options.get("ssl_keyfile"))
+    if options.get("ssl_ca_certs") or options.get("ssl_ca_path"):
+        context.load_verify_locations(options.get("ssl_ca_certs"), options.get("ssl_ca_path"))
+    return context
+
+
+class _Subscriber(asyncio.Protocol):
+    """One subscriber connection: every reply of a read is handled in ``data_received``."""
+
+    def __init__(self, broker: RedisBroker) -> None:
+        loop = asyncio.get_running_loop()
+        self._broker = broker
+        self._listeners = broker._listeners
+        self._reader = RespReader()
+        self.transport: asyncio.Transport | None = None
+        self._clock = loop.time
+        self.last_received = self._clock()  # the health check's sign of life
+        self.awaiting = 0  # SUBSCRIBE confirmations still to come before it counts as subscribed
+        self.subscribed: asyncio.Future[None] = loop.create_future()
+        self.lost: asyncio.Future[BaseException] = loop.create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+
+    def write(self, data: bytes) -> None:
+        # Never raises: a lost connection is noticed by the read loop, which
+        # resubscribes every channel on the next one.
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
+
+    def data_received(self, data: bytes) -> None:
+        self.last_received = self._clock()
+        try:
+            replies = self._reader.feed(data)
+        except ProtocolError as error:
+            self.fail(error)
+            return
+        listeners_of = self._listeners
+        for reply in cast(list[Any], replies):  # checked below, at run time
+            if type(reply) is list and len(reply) == 3 and reply[0] == b"message":
+                try:
+                    listeners = listeners_of.get(reply[1].decode())
+                    if not listeners:
+                        continue  # unsubscribed meanwhile
+                    text = reply[2].decode()
+                except (AttributeError, UnicodeDecodeError):  # nil, or not UTF-8
+                    log.warning("dropped a malformed message: %.100r", reply)
+                    continue
+                for listener in tuple(listeners):
+                    try:
+                        listener.on_message(text)
+                    except Exception:
+                        log.exception("listener failed on %r", reply[1])
+            elif not self._control(reply):
+                return
+
+    def _control(self, reply: Any) -> bool:
+        """Handle a reply that is not a message; False when it ends the connection."""
+        if isinstance(reply, ReplyError):
+            # A refused AUTH, or a command Redis would not take: start afresh.
+            self.fail(ConnectionError(f"Redis answered the subscriber: {reply}"))
+            return False
+        if type(reply) is list and reply and reply[0] == b"subscribe" and self.awaiting:
+            self.awaiting -= 1
+            if not self.awaiting and not self.subscribed.done():
+                self.subscribed.set_result(None)
+                # Here, before any message that follows in this read: listeners
+                # resync first, then get what was published after it.
+                self._broker._on_subscribed()
+        # AUTH's +OK, unsubscribe confirmations and PING's pong: arriving was all.
+        return True
+
+    def fail(self, error: BaseException) -> None:
+        if not self.lost.done():
+            self.lost.set_result(error)
+        if not self.subscribed.done():
+            self.subscribed.set_exception(error)
+        if self.transport is not None:
+            self.transport.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        error = exc or ConnectionError("Redis closed the subscriber connection")
+        if not self.lost.done():
+            self.lost.set_result(error)
+        if not self.subscribed.done():
+            self.subscribed.set_exception(error)
+        self._broker._on_lost(self)
+
+
 class RedisBroker(Broker):
     kind = "redis"
 
-    def __init__(self, url: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        health_check_interval: float = 10.0,
+        health_check_timeout: float = 5.0,
+    ) -> None:
         self.url = url
         self.redis: aioredis.Redis = aioredis.Redis.from_url(
             url,
@@ -76,24 +232,21 @@ class RedisBroker(Broker):
             retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
             retry_on_error=[RedisConnectionError, RedisTimeoutError],
         )
-        # Pub/sub on a client that never retries by itself: a dropped
-        # subscription must surface here, since what was published meanwhile
-        # is lost and every listener has to resync from the log.
-        self._subscriber: aioredis.Redis = aioredis.Redis.from_url(
-            url,
-            decode_responses=True,
-            socket_connect_timeout=2,
-            health_check_interval=10,
-            retry=Retry(ExponentialBackoff(), retries=0),
-        )
         self._append = self.redis.register_script(_APPEND)
         self._pending: list[tuple[list[str], list[str | int], asyncio.Future[int]]] = []
         self._appender: asyncio.Task[None] | None = None
-        self._listeners: dict[str, set[Listener]] = defaultdict(set)
-        self._pubsub: Any = None
+        # Pub/sub on a connection of its own that never retries by itself: a
+        # dropped subscription must surface here, since what was published
+        # meanwhile is lost and every listener has to resync from the log.
+        self._endpoint = _Endpoint(url)
+        # A silent connection is sent a PING after health_check_interval
+        # seconds and dropped if nothing comes back within health_check_timeout.
+        self._health_interval = health_check_interval
+        self._health_timeout = health_check_timeout
+        self._listeners: dict[str, set[Listener]] = {}
+        self._conn: _Subscriber | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._subscribe_lock = asyncio.Lock()
-        self.connected = asyncio.Event()
+        self.connected = asyncio.Event()  # set while subscribed
 
     async def start(self) -> None:
         self._reader = asyncio.create_task(self._read_loop(), name="redis-pubsub")
@@ -111,8 +264,10 @@ class RedisBroker(Broker):
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
-        await self._drop_pubsub()
-        await self._subscriber.aclose()
+        conn = self._drop()
+        if conn is not None:
+            # Let the transport close its socket while the loop still runs.
+            await asyncio.wait({conn.lost}, timeout=1)
         await self.redis.aclose()
 
     async def ping(self) -> bool:
@@ -188,27 +343,31 @@ class RedisBroker(Broker):
 
     # -- pub/sub -----------------------------------------------------------
 
+    # subscribe() and unsubscribe() only write to the subscriber connection,
+    # which never awaits: _connect takes its channel list and installs the
+    # connection in one step, so a channel added while connecting is either
+    # in the connect's SUBSCRIBE or subscribed by its own right after it.
+    # With Redis down they write nothing; the reconnect subscribes them all.
+
     async def subscribe(self, channel: str, listener: Listener) -> None:
-        # Under the lock that (re)connecting holds too: a channel added while
-        # the read loop connects is either in its SUBSCRIBE or subscribed here.
-        async with self._subscribe_lock:
-            first = channel not in self._listeners
-            self._listeners[channel].add(listener)
-            if first and self._pubsub is not None:
-                with contextlib.suppress(RedisError, OSError):
-                    await self._pubsub.subscribe(channel)  # on failure the read loop resubscribes
+        listeners = self._listeners.get(channel)
+        if listeners is not None:
+            listeners.add(listener)
+            return
+        self._listeners[channel] = {listener}
+        if channel != CONTROL_CHANNEL and self._conn is not None:
+            self._conn.write(encode_command("SUBSCRIBE", channel))
 
     async def unsubscribe(self, channel: str, listener: Listener) -> None:
-        async with self._subscribe_lock:
-            listeners = self._listeners.get(channel)
-            if listeners is None:
-                return
-            listeners.discard(listener)
-            if not listeners:
-                del self._listeners[channel]
-                if self._pubsub is not None:
-                    with contextlib.suppress(RedisError, OSError):
-                        await self._pubsub.unsubscribe(channel)
+        listeners = self._listeners.get(channel)
+        if listeners is None:
+            return
+        listeners.discard(listener)
+        if listeners:
+            return
+        del self._listeners[channel]
+        if channel != CONTROL_CHANNEL and self._conn is not None:
+            self._conn.write(encode_command("UNSUBSCRIBE", channel))
 
     async def publish(self, channel: str, data: str) -> None:
         try:
@@ -216,43 +375,93 @@ class RedisBroker(Broker):
         except (RedisError, OSError) as error:
             raise BrokerUnavailable(str(error)) from error
 
-    async def _connect_pubsub(self) -> None:
-        pubsub = self._subscriber.pubsub(ignore_subscribe_messages=True)
-        # A channel must be subscribed to for the connection to open.
-        await pubsub.subscribe("bk:control", *self._listeners)
-        self._pubsub = pubsub
+    async def _connect(self) -> _Subscriber:
+        """Open the subscriber connection; return once Redis confirmed every SUBSCRIBE."""
+        endpoint = self._endpoint
+        loop = asyncio.get_running_loop()
+        conn = _Subscriber(self)
+        async with asyncio.timeout(endpoint.connect_timeout):
+            if endpoint.path is not None:
+                await loop.create_unix_connection(lambda: conn, endpoint.path)
+            else:
+                await loop.create_connection(
+                    lambda: conn, endpoint.host, endpoint.port, ssl=endpoint.ssl
+                )
+        # No await from here to self._conn (see subscribe()).
+        channels = dict.fromkeys((CONTROL_CHANNEL, *self._listeners))
+        conn.awaiting = len(channels)
+        conn.write(endpoint.hello + encode_command("SUBSCRIBE", *channels))
+        self._conn = conn
+        async with asyncio.timeout(_REPLY_TIMEOUT_S):
+            await conn.subscribed
+        return conn
 
-    async def _drop_pubsub(self) -> None:
-        pubsub, self._pubsub = self._pubsub, None
+    def _on_subscribed(self) -> None:
+        self.connected.set()
+        # Anything published while we were away is gone: resync.
+        for listeners in list(self._listeners.values()):
+            for listener in tuple(listeners):
+                try:
+                    listener.on_resync()
+                except Exception:
+                    log.exception("listener failed to resync")
+
+    def _on_lost(self, conn: _Subscriber) -> None:
+        if conn is self._conn:
+            self.connected.clear()
+
+    def _drop(self) -> _Subscriber | None:
+        conn, self._conn = self._conn, None
         self.connected.clear()
-        if pubsub is not None:
-            with contextlib.suppress(Exception):
-                await pubsub.aclose()
+        if conn is not None and conn.transport is not None:
+            conn.transport.abort()
+        return conn
+
+    async def _watch(self, conn: _Subscriber) -> BaseException:
+        """Wait while the connection lives; return why it ended.
+
+        After health_check_interval seconds of silence it gets a PING (in
+        subscribed mode Redis answers ``pong``); nothing back within
+        health_check_timeout means a dead peer, which TCP alone would take
+        minutes to notice.
+        """
+        clock = asyncio.get_running_loop().time
+        while True:
+            idle = clock() - conn.last_received
+            if idle < self._health_interval:
+                if await _ended(conn, self._health_interval - idle):
+                    return conn.lost.result()
+                continue
+            pinged = clock()
+            conn.write(_PING)
+            if await _ended(conn, self._health_timeout):
+                return conn.lost.result()
+            if conn.last_received < pinged:
+                return TimeoutError(f"no answer to PING in {self._health_timeout:g} s")
 
     async def _read_loop(self) -> None:
-        backoff = 0.05
+        backoff = _BACKOFF_FIRST_S
         while True:
             try:
-                if self._pubsub is None:
-                    async with self._subscribe_lock:
-                        await self._connect_pubsub()
-                    self.connected.set()
-                    backoff = 0.05
-                    # Anything published while we were away is gone: resync.
-                    for listeners in list(self._listeners.values()):
-                        for listener in tuple(listeners):
-                            listener.on_resync()
-                message = await self._pubsub.get_message(timeout=1.0)
-                if message is not None and message.get("type") == "message":
-                    for listener in tuple(self._listeners.get(message["channel"], ())):
-                        try:
-                            listener.on_message(message["data"])
-                        except Exception:
-                            log.exception("listener failed on %s", message["channel"])
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError) as error:
-                log.warning("redis pub/sub connection lost (%s); reconnecting", error)
-                await self._drop_pubsub()
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
+                conn = await self._connect()
+                backoff = _BACKOFF_FIRST_S
+                error = await self._watch(conn)
+            except (OSError, ProtocolError) as failure:  # OSError: refused, timeouts, TLS
+                error = failure
+            except Exception as failure:  # a bug: log it, but keep pub/sub alive
+                log.exception("redis pub/sub failed")
+                error = failure
+            log.warning(
+                "redis pub/sub connection to %s lost (%s); reconnecting",
+                self._endpoint,
+                str(error) or type(error).__name__,
+            )
+            self._drop()
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, _BACKOFF_MAX_S)
+
+
+async def _ended(conn: _Subscriber, timeout: float) -> bool:
+    """Whether the connection ends within ``timeout`` seconds."""
+    await asyncio.wait({conn.lost}, timeout=timeout)
+    return conn.lost.done()

@@ -1,0 +1,264 @@
+"""The Redis broker's own subscriber connection: restarts, a silent peer, AUTH, unix sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from boulanger.broker import open_broker
+from boulanger.broker.redis import RedisBroker
+from support.servers import RedisProcess
+
+from .conftest import eventually, subscribed
+from .test_brokers import Collector
+
+
+class ConfiguredRedis(RedisProcess):
+    """A throwaway redis-server with extra options (a password, a unix socket)."""
+
+    def __init__(self, *options: str) -> None:
+        super().__init__()
+        self.options = list(options)
+
+    def start(self) -> None:
+        args = [
+            self.binary,
+            "--bind", "127.0.0.1",
+            "--port", str(self.port),
+            "--dir", self.dir,
+            "--save", "",
+            *self.options,
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16)[:1] in (b"+", b"-"):  # PONG, or NOAUTH: it is up
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise TimeoutError("redis-server did not come up")
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisProcess]:
+    proc = RedisProcess()
+    proc.start()
+    yield proc
+    proc.cleanup()
+
+
+@pytest.fixture
+async def broker(own_redis: RedisProcess) -> AsyncIterator[RedisBroker]:
+    opened = RedisBroker(own_redis.url)
+    await opened.start()
+    yield opened
+    await opened.close()
+
+
+class Order:
+    """Records resyncs and messages in the order they come."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.messages: list[str] = []
+
+    def on_message(self, data: str) -> None:
+        self.events.append(data)
+        self.messages.append(data)
+
+    def on_resync(self) -> None:
+        self.events.append("<resync>")
+
+
+async def test_a_subscriber_recovers_after_redis_is_killed_and_restarted(
+    own_redis: RedisProcess, broker: RedisBroker
+) -> None:
+    kept, gone, added = Collector(), Collector(), Collector()
+    await asyncio.wait_for(broker.connected.wait(), 5)
+    await subscribed(broker, "bk:kept", kept)
+    await subscribed(broker, "bk:gone", gone)
+    assert kept.resyncs == 0  # subscribed after the connect: nothing to catch up on
+    own_redis.stop(kill=True)
+    await eventually(lambda: not broker.connected.is_set())
+    # While Redis is down, (un)subscribing neither raises nor blocks.
+    async with asyncio.timeout(1):
+        await broker.subscribe("bk:added", added)
+        await broker.unsubscribe("bk:gone", gone)
+    own_redis.start()
+    await asyncio.wait_for(broker.connected.wait(), 10)
+    assert kept.resyncs == 1
+    assert added.resyncs == 1
+    assert gone.resyncs == 0
+    for n in range(20):
+        await broker.publish("bk:kept", f"k{n}")
+        await broker.publish("bk:added", f"a{n}")
+        await broker.publish("bk:gone", f"g{n}")
+    await eventually(lambda: len(kept.messages) == 20 and len(added.messages) == 20)
+    assert kept.messages == [f"k{n}" for n in range(20)]
+    assert added.messages == [f"a{n}" for n in range(20)]
+    assert gone.messages == []
+
+
+async def test_a_silent_connection_is_detected_by_the_health_check(
+    own_redis: RedisProcess,
+) -> None:
+    broker = RedisBroker(own_redis.url, health_check_interval=0.3, health_check_timeout=0.3)
+    await broker.start()
+    listener = Order()
+    try:
+        await subscribed(broker, "bk:silent", listener)
+        assert own_redis.proc is not None
+        # A stopped process keeps its sockets open: only the PING's missing
+        # answer tells the connection is dead.
+        os.kill(own_redis.proc.pid, signal.SIGSTOP)
+        try:
+            start = time.monotonic()
+            await eventually(lambda: not broker.connected.is_set(), timeout=5)
+            assert time.monotonic() - start < 2
+        finally:
+            os.kill(own_redis.proc.pid, signal.SIGCONT)
+        await asyncio.wait_for(broker.connected.wait(), 15)
+        await broker.publish("bk:silent", "back")
+        await eventually(lambda: "back" in listener.messages)
+        assert listener.events[-2:] == ["<resync>", "back"]
+    finally:
+        await broker.close()
+
+
+async def test_an_idle_healthy_connection_stays_up(own_redis: RedisProcess) -> None:
+    broker = RedisBroker(own_redis.url, health_check_interval=0.1, health_check_timeout=1.0)
+    await broker.start()
+    listener = Order()
+    try:
+        await asyncio.wait_for(broker.connected.wait(), 5)
+        await subscribed(broker, "bk:idle", listener)
+        await asyncio.sleep(1.0)  # several PINGs, each answered
+        assert broker.connected.is_set()
+        assert "<resync>" not in listener.events
+    finally:
+        await broker.close()
+
+
+async def test_messages_in_order_and_a_failing_listener_is_only_logged(
+    broker: RedisBroker, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Failing:
+        def on_message(self, data: str) -> None:
+            raise RuntimeError("boom")
+
+        def on_resync(self) -> None:
+            raise RuntimeError("boom too")
+
+    listener = Order()
+    await subscribed(broker, "bk:busy", listener)
+    await broker.subscribe("bk:busy", Failing())
+    big = "é" * 500_000  # 1 MB of UTF-8, read in many pieces
+    texts = [f"m{n}" for n in range(500)]
+    with caplog.at_level(logging.ERROR, "boulanger.broker.redis"):
+        async with broker.redis.pipeline(transaction=False) as pipe:
+            for text in [*texts[:250], big, *texts[250:]]:
+                pipe.publish("bk:busy", text)
+            await pipe.execute()
+        await eventually(lambda: len(listener.messages) == 501)
+    assert listener.messages == [*texts[:250], big, *texts[250:]]
+    assert "listener failed" in caplog.text
+    assert broker.connected.is_set()
+
+
+async def test_a_subscription_made_while_connecting_is_not_lost(own_redis: RedisProcess) -> None:
+    broker = RedisBroker(own_redis.url)
+    listeners = [Collector() for _ in range(30)]
+    await broker.start()
+    try:
+        # Spread over the connect: some before the SUBSCRIBE, some after it.
+        for n, listener in enumerate(listeners):
+            await broker.subscribe(f"bk:early:{n}", listener)
+            await asyncio.sleep(0.001)
+        await asyncio.wait_for(broker.connected.wait(), 5)
+
+        async def probe() -> bool:
+            for n in range(len(listeners)):
+                await broker.publish(f"bk:early:{n}", "probe")
+            await asyncio.sleep(0.05)
+            return all("probe" in listener.messages for listener in listeners)
+
+        async with asyncio.timeout(5):
+            while not await probe():
+                pass
+    finally:
+        await broker.close()
+
+
+async def test_a_password_is_sent_with_auth() -> None:
+    redis = ConfiguredRedis("--requirepass", "s3cret")
+    redis.start()
+    try:
+        for url in (
+            f"redis://:s3cret@127.0.0.1:{redis.port}/0",
+            f"redis://default:s3cret@127.0.0.1:{redis.port}/2",
+        ):
+            broker = open_broker(url)
+            await broker.start()
+            try:
+                listener = Collector()
+                await subscribed(broker, "bk:auth", listener)
+                assert listener.resyncs == 1
+            finally:
+                await broker.close()
+        # A wrong password: the broker keeps trying, reporting it, and closes cleanly.
+        broker = RedisBroker(f"redis://:wrong@127.0.0.1:{redis.port}")
+        await broker.start()
+        await asyncio.sleep(0.3)
+        assert not broker.connected.is_set()
+        await broker.close()
+    finally:
+        redis.cleanup()
+
+
+async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.mktemp("sock") / "redis.sock"
+    redis = ConfiguredRedis("--unixsocket", str(path))
+    redis.start()
+    try:
+        broker = open_broker(f"unix://{path}?db=0")
+        await broker.start()
+        try:
+            listener = Collector()
+            await subscribed(broker, "bk:unix", listener)
+        finally:
+            await broker.close()
+    finally:
+        redis.cleanup()
+
+
+def test_the_url_is_read_as_redis_py_reads_it() -> None:
+    from boulanger.broker.redis import _Endpoint
+
+    plain = _Endpoint("redis://example.org")
+    assert (plain.host, plain.port, plain.path, plain.ssl, plain.hello) == (
+        "example.org",
+        6379,
+        None,
+        None,
+        b"",
+    )
+    full = _Endpoint("rediss://ann:p%40ss@10.0.0.1:6380/3?ssl_cert_reqs=none")
+    assert (full.host, full.port) == ("10.0.0.1", 6380)
+    assert full.hello == b"*3\r\n$4\r\nAUTH\r\n$3\r\nann\r\n$4\r\np@ss\r\n"
+    assert full.ssl is not None and not full.ssl.check_hostname
+    assert _Endpoint("rediss://h").ssl.check_hostname  # type: ignore[union-attr]
+    assert _Endpoint("unix:///run/redis.sock?password=pw").path == "/run/redis.sock"
+    assert _Endpoint("unix:///run/redis.sock?password=pw").hello == (
+        b"*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n"
+    )
