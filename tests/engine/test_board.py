@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 
@@ -17,7 +18,7 @@ from boulanger.engine import (
     Suit,
     group_capacity,
 )
-from boulanger.engine.moves import FOUNDATION
+from boulanger.engine.moves import FIRST_CELL, FOUNDATION, PLACE_INDEX
 
 from .helpers import board_text, card_count, game_on, make_board
 
@@ -378,3 +379,42 @@ def test_copy_is_independent() -> None:
     assert board.text() == Board.deal(GameCode(1)).text()
     assert other != board
     assert board != "not a board"
+
+
+def _dig(board: Board) -> bool:
+    """Move cards one at a time to free cells and empty columns until a foundation move is legal."""
+    board = board.copy()
+    while not any(m.dst == "foundation" for m in board.legal_moves()):
+        # The column holding the shallowest card that could go on its foundation.
+        _, column = min(
+            (len(col) - 1 - i, n)
+            for n, col in enumerate(board.columns)
+            for i, card in enumerate(col)
+            if board.foundations[card & 3] == (card >> 2) - 1
+        )
+        spaces = [FIRST_CELL + i for i, held in enumerate(board.cells) if held is None]
+        spaces += [n for n, col in enumerate(board.columns) if not col]
+        if not spaces:
+            return False
+        board.check(column, spaces[0], 1)  # raises if the rules refuse it
+        board.apply(column, spaces[0], 1)
+    return True
+
+
+def test_the_dig_out_shortcut_only_claims_what_single_moves_achieve() -> None:
+    """Where the shortcut says a foundation move is reachable, digging shows it is."""
+    rng = random.Random(7)
+    claimed = 0
+    for deal in range(1, 60):
+        for cells in (4, 2, 1):
+            board = Board.deal(GameCode(deal, cells))
+            for _ in range(120):
+                moves = board.legal_moves()
+                if not moves:
+                    break
+                move = rng.choice(moves)
+                board.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+                if board._can_dig_out_a_next_card():
+                    claimed += 1
+                    assert _dig(board), board.text()
+    assert claimed > 200  # the check above ran often enough to mean something

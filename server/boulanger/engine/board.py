@@ -256,6 +256,8 @@ class Board:
         frontier = [self]
         while frontier:
             board = frontier.pop()
+            if board._can_dig_out_a_next_card():
+                return True
             moves = board.legal_moves()
             for move in moves:
                 if move.dst == "foundation":
@@ -271,6 +273,25 @@ class Board:
                         return None
                     seen.add(shape)
                     frontier.append(nxt)
+        return False
+
+    def _can_dig_out_a_next_card(self) -> bool:
+        """A card that could go on its foundation lies under no more cards than there are spaces.
+
+        Each card above it can go, one at a time, to its own free cell or
+        empty column, so a foundation move is then reachable. (A cheap, sound
+        shortcut: without it, loose positions exhaust the search's limit.)
+        """
+        spaces = self.cells.count(None) + sum(1 for col in self.columns if not col)
+        if not spaces:
+            return False
+        foundations = self.foundations
+        for col in self.columns:
+            for above, card in enumerate(reversed(col)):
+                if above > spaces:
+                    break
+                if foundations[card & 3] == (card >> 2) - 1:
+                    return True
         return False
 
     def _shape(self) -> tuple[object, ...]:
