@@ -27,4 +27,4 @@ def test_defaults_are_the_documented_limits(monkeypatch: pytest.MonkeyPatch) -> 
     settings = Settings.from_env()
     assert settings.broker_url == "memory://"
     assert (settings.message_burst, settings.messages_per_second) == (40, 5.0)
-    assert settings.max_frame_bytes == 16 * 1024 and settings.outbound_queue == 256
+    assert settings.max_frame_bytes == 16 * 1024 and settings.outbound_buffer_bytes == 256 * 1024

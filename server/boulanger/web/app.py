@@ -24,6 +24,7 @@ from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.race import RaceMeta
 from . import http
 from .daily import Daily
+from .frames import RawSend
 from .hub import Hubs, now_ms
 from .settings import Settings
 from .socket import race_socket
@@ -190,8 +191,12 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         routes=routes,
         lifespan=lifespan,
         exception_handlers=http.EXCEPTION_HANDLERS,
-        # The client's files shrink to about a quarter (WebSockets are untouched).
-        middleware=[Middleware(GZipMiddleware, minimum_size=1024)],
+        middleware=[
+            # Lets a connection write frames straight to its socket (web/frames.py).
+            Middleware(RawSend),
+            # The client's files shrink to about a quarter (WebSockets are untouched).
+            Middleware(GZipMiddleware, minimum_size=1024),
+        ],
     )
     app.state.server = server
     return app

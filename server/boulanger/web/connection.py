@@ -1,4 +1,4 @@
-"""One WebSocket connection: a bounded outbound queue, a message budget, heartbeats."""
+"""One WebSocket connection: bounded outbound traffic, a message budget, close codes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import secrets
 import time
 
 from starlette.websockets import WebSocket, WebSocketState
+
+from .frames import DirectSocket, text_frame
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +49,17 @@ class TokenBucket:
 
 
 class Connection:
-    """Sends through a bounded queue so that a slow client never delays anyone else."""
+    """Sends so that a slow client never delays anyone else.
 
-    def __init__(self, websocket: WebSocket, queue_size: int) -> None:
+    Frames go straight to the socket when the server allows it (see
+    :mod:`.frames`), otherwise through a queue and a writer task. Either way
+    a client that falls more than ``buffer_limit`` bytes behind is closed
+    with 1013 (it can reconnect and resync).
+    """
+
+    def __init__(self, websocket: WebSocket, buffer_limit: int) -> None:
         self.websocket = websocket
-        self.queue: asyncio.Queue[str] = asyncio.Queue(queue_size)
+        self.buffer_limit = buffer_limit
         self.closed = asyncio.Event()
         self.close_code: int | None = None
         self.last_heard = time.monotonic()
@@ -60,17 +68,35 @@ class Connection:
         self.watching: str | None = None
         # Names this connection across processes (for "replaced" kicks).
         self.nonce = secrets.token_hex(8)
-        self._writer = asyncio.create_task(self._write_loop())
+        self.direct = DirectSocket.find(websocket.scope)
+        # Without a direct socket: a queue and a writer task.
+        self.queue: asyncio.Queue[str] | None = None
+        self._queued_bytes = 0
+        self._writer: asyncio.Task[None] | None = None
+        if self.direct is None:
+            self.queue = asyncio.Queue()
+            self._writer = asyncio.create_task(self._write_loop(self.queue))
 
-    def send(self, text: str) -> None:
-        """Queue a message; a client too far behind is closed (it can resync)."""
+    def send(self, text: str, frame: bytes | None = None) -> None:
+        """Send a message (``frame``: the same text, framed once for many recipients)."""
         if self.closed.is_set():
             return
-        try:
-            self.queue.put_nowait(text)
-        except asyncio.QueueFull:
-            log.info("closing a slow client (player %s): queue full", self.player_id)
-            self.close(CLOSE_TRY_AGAIN)
+        direct = self.direct
+        if direct is not None:
+            # A closing socket drops the frame: the reader sees the close.
+            if direct.write(frame or text_frame(text)) and direct.buffered > self.buffer_limit:
+                self._too_slow()
+            return
+        assert self.queue is not None
+        self._queued_bytes += len(text)
+        if self._queued_bytes > self.buffer_limit:
+            self._too_slow()
+            return
+        self.queue.put_nowait(text)
+
+    def _too_slow(self) -> None:
+        log.info("closing a slow client (player %s): too far behind", self.player_id)
+        self.close(CLOSE_TRY_AGAIN)
 
     def close(self, code: int) -> None:
         if self.closed.is_set():
@@ -78,11 +104,12 @@ class Connection:
         self.close_code = code
         self.closed.set()
 
-    async def _write_loop(self) -> None:
+    async def _write_loop(self, queue: asyncio.Queue[str]) -> None:
         ws = self.websocket
         try:
             while True:
-                text = await self.queue.get()
+                text = await queue.get()
+                self._queued_bytes -= len(text)
                 await ws.send_text(text)
         except asyncio.CancelledError:
             raise
@@ -91,16 +118,19 @@ class Connection:
 
     async def shutdown(self) -> None:
         """Flush what is queued (briefly), close the socket, stop the writer."""
-        if self.close_code in (None, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TOO_BIG):
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._drain(), 1.0)
-        self._writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._writer
+        writer, queue = self._writer, self.queue
+        if writer is not None and queue is not None:
+            if self.close_code in (None, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TOO_BIG):
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._drain(writer, queue), 1.0)
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await writer
         if self.websocket.application_state != WebSocketState.DISCONNECTED:
             with contextlib.suppress(Exception):
                 await self.websocket.close(self.close_code or CLOSE_NORMAL)
 
-    async def _drain(self) -> None:
-        while not self.queue.empty() and not self._writer.done():
+    @staticmethod
+    async def _drain(writer: asyncio.Task[None], queue: asyncio.Queue[str]) -> None:
+        while not queue.empty() and not writer.done():
             await asyncio.sleep(0.01)

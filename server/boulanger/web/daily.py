@@ -29,6 +29,7 @@ from ..solver import catalog
 from .connection import (
     Connection,
 )
+from .frames import text_frame
 from .hub import RaceHub, now_ms
 from .settings import Settings
 
@@ -213,5 +214,6 @@ class LiveBoard:
                     log.exception("daily %s: live leaderboard push failed", self.day)
                     continue
                 self.pushes += 1
+                frame = text_frame(text)
                 for conn in list(self.connections):
-                    conn.send(text)
+                    conn.send(text, frame)

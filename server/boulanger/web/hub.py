@@ -23,6 +23,7 @@ from ..race import protocol as p
 from ..race.errors import ProtocolError
 from ..race.race import Duplicate, Race, RaceMeta
 from .connection import CLOSE_REPLACED, Connection
+from .frames import text_frame
 
 log = logging.getLogger(__name__)
 
@@ -118,8 +119,9 @@ class RaceHub:
         message = self.race.apply(event)
         text = message.encode()
         self.recent.append((event["seq"], text))
+        frame = text_frame(text)  # framed once for every recipient
         for conn in self.connections:
-            conn.send(text)
+            conn.send(text, frame)
         player_id = event.get("player_id")
         if player_id is not None and event["kind"] == "action":
             self._send_board(player_id)
@@ -132,8 +134,9 @@ class RaceHub:
         if watchers:
             game = self.race.players[player_id].view()
             text = p.BoardUpdate(player_id, game).encode()
+            frame = text_frame(text)
             for conn in watchers:
-                conn.send(text)
+                conn.send(text, frame)
 
     def _arm_timer(self) -> None:
         if self._timer is not None:

@@ -74,7 +74,7 @@ class Session:
         self.server = server
         self.settings = server.settings
         self.websocket = websocket
-        self.conn = Connection(websocket, self.settings.outbound_queue)
+        self.conn = Connection(websocket, self.settings.outbound_buffer_bytes)
         self.budget = TokenBucket(self.settings.message_burst, self.settings.messages_per_second)
 
     # -- what subclasses fill in ---------------------------------------------
@@ -147,8 +147,9 @@ class Session:
                     conn.close(CLOSE_POLICY)
                     return
                 await self.handle(text)
-                # Let the writers run between frames, even when frames queue up.
-                await asyncio.sleep(0)
+                if conn.direct is None:
+                    # Let the writers run between frames, even when frames queue up.
+                    await asyncio.sleep(0)
         except WebSocketDisconnect as gone:
             conn.close(gone.code or 1000)
         except Exception:

@@ -24,7 +24,8 @@ class Settings:
     max_frame_bytes: int = 16 * 1024
     ping_interval_s: float = 15.0
     idle_timeout_s: float = 45.0
-    outbound_queue: int = 256
+    # A client further behind than this is closed with 1013.
+    outbound_buffer_bytes: int = 256 * 1024
     message_burst: int = 40
     messages_per_second: float = 5.0
     # Per client address.

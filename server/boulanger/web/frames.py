@@ -1,0 +1,95 @@
+"""Outbound WebSocket frames written straight to the socket, when the server allows it.
+
+Every race event goes to up to eight players and their spectators. Through
+ASGI each copy costs a trip through Starlette, uvicorn and the websockets
+library, which frames the same text again for every recipient: that path
+was the largest single cost of a busy server (docs/performance.md). Under
+uvicorn's sans-I/O WebSocket protocol (``ws="auto"`` with websockets
+installed, as ``boulanger serve`` runs it) a :class:`DirectSocket` frames an
+event once and writes the bytes to each recipient's transport. Anything
+else (another ASGI server, another WebSocket implementation, a negotiated
+extension such as permessage-deflate) falls back to the ASGI ``send``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+from websockets.protocol import Protocol, State
+
+# Where RawSend leaves the ASGI server's own ``send`` in a WebSocket scope.
+RAW_SEND = "boulanger.raw_send"
+
+_TEXT = 0x81  # FIN + text opcode
+
+
+def text_frame(text: str) -> bytes:
+    """One unmasked, unfragmented text frame (RFC 6455, 5.2): the server's side."""
+    payload = text.encode()
+    size = len(payload)
+    if size < 126:
+        return bytes((_TEXT, size)) + payload
+    if size < 1 << 16:
+        return bytes((_TEXT, 126)) + size.to_bytes(2, "big") + payload
+    return bytes((_TEXT, 127)) + size.to_bytes(8, "big") + payload
+
+
+class RawSend:
+    """ASGI middleware: keep the server's ``send`` in WebSocket scopes.
+
+    Starlette wraps ``send`` for its exception handling; the connection
+    needs the server's own callable to find the socket behind it.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            scope[RAW_SEND] = send
+        await self.app(scope, receive, send)
+
+
+class DirectSocket:
+    """Writes whole frames to a uvicorn sans-I/O WebSocket's transport."""
+
+    __slots__ = ("_conn", "_protocol", "_transport")
+
+    def __init__(self, protocol: Any, conn: Protocol, transport: Any) -> None:
+        self._protocol = protocol
+        self._conn = conn
+        self._transport = transport
+
+    @classmethod
+    def find(cls, scope: MutableMapping[str, Any]) -> DirectSocket | None:
+        """The socket behind an accepted WebSocket, or None to use ASGI ``send``."""
+        protocol = getattr(scope.get(RAW_SEND), "__self__", None)
+        conn = getattr(protocol, "conn", None)
+        transport = getattr(protocol, "transport", None)
+        if (
+            not isinstance(conn, Protocol)
+            or transport is None
+            or not hasattr(protocol, "close_sent")
+            or conn.state is not State.OPEN
+            or conn.extensions  # e.g. permessage-deflate: frames would need compressing
+        ):
+            return None
+        return cls(protocol, conn, transport)
+
+    def write(self, frame: bytes) -> bool:
+        """Write one frame; False once the WebSocket is closing (the frame is dropped)."""
+        if (
+            self._conn.state is not State.OPEN
+            or self._protocol.close_sent
+            or self._transport.is_closing()
+        ):
+            return False
+        self._transport.write(frame)
+        return True
+
+    @property
+    def buffered(self) -> int:
+        """Bytes written but not yet taken by the kernel: the client is that far behind."""
+        return int(self._transport.get_write_buffer_size())

@@ -1,0 +1,131 @@
+"""Frames written straight to the socket, and the ASGI path they fall back to."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import WebSocketRoute
+from starlette.websockets import WebSocket
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
+from websockets.streams import StreamReader
+
+from boulanger.web.connection import CLOSE_TRY_AGAIN, Connection
+from boulanger.web.frames import DirectSocket, RawSend, text_frame
+from support.servers import free_port
+
+
+def _parse(data: bytes) -> Frame:
+    reader = StreamReader()
+    reader.feed_data(data)
+    parser = Frame.parse(reader.read_exact, mask=False)
+    try:
+        next(parser)
+    except StopIteration as done:
+        frame: Frame = done.value
+        assert not reader.buffer  # nothing left over
+        return frame
+    raise AssertionError("incomplete frame")
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
+def test_a_text_frame_is_what_the_websockets_library_parses(size: int) -> None:
+    text = ("é" * size)[: size // 2] + "x" * (size - size // 2)
+    frame = _parse(text_frame(text))
+    assert frame.opcode is Opcode.TEXT and frame.fin
+    assert frame.data.decode() == text
+
+
+def test_no_raw_send_means_no_direct_socket() -> None:
+    assert DirectSocket.find({"type": "websocket"}) is None
+    assert DirectSocket.find({"type": "websocket", "boulanger.raw_send": print}) is None
+
+
+@contextlib.asynccontextmanager
+async def _serve(deflate: bool, sends: int, limit: int, pad: int = 0) -> AsyncIterator[dict]:
+    """A uvicorn server in this loop whose one endpoint sends through a Connection."""
+    seen: dict = {}
+
+    async def endpoint(websocket: WebSocket) -> None:
+        await websocket.accept()
+        conn = Connection(websocket, limit)
+        seen["direct"] = conn.direct is not None
+        for i in range(sends):
+            conn.send(f"message {i}" + secrets.token_hex(pad // 2))
+            if conn.closed.is_set():
+                break
+            if i % 64 == 0:
+                await asyncio.sleep(0)
+        if not conn.closed.is_set():
+            conn.close(1000)
+        seen["code"] = conn.close_code
+        await conn.shutdown()
+
+    app = Starlette(routes=[WebSocketRoute("/ws", endpoint)], middleware=[Middleware(RawSend)])
+    port = free_port()
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        ws="auto",
+        ws_per_message_deflate=deflate,
+        lifespan="off",
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()  # raises what stopped the server
+            raise RuntimeError("the server stopped before it started")
+        await asyncio.sleep(0.01)
+    seen["url"] = f"ws://127.0.0.1:{port}/ws"
+    try:
+        yield seen
+    finally:
+        server.should_exit = True
+        await task
+
+
+# permessage-deflate negotiated: the frames need compressing, so they go
+# through ASGI's send (as under any other server or WebSocket implementation).
+PATHS = pytest.mark.parametrize(("deflate", "direct"), [(False, True), (True, False)])
+
+
+@PATHS
+async def test_every_message_arrives_in_order_on_either_path(deflate: bool, direct: bool) -> None:
+    async with (
+        _serve(deflate, sends=2000, limit=1 << 30) as seen,
+        connect(seen["url"]) as client,
+    ):
+        got = [await client.recv() for _ in range(2000)]
+        with pytest.raises(ConnectionClosed) as closed:
+            await client.recv()
+    assert got == [f"message {i}" for i in range(2000)]
+    assert seen["direct"] is direct
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1000
+
+
+@PATHS
+async def test_a_client_that_does_not_read_is_closed_with_1013(deflate: bool, direct: bool) -> None:
+    # 40 MB (random, so deflate cannot shrink it much) against a 64 KiB
+    # limit: the kernel's buffers fill, then the server's, and it is given up.
+    async with (
+        _serve(deflate, sends=40_000, limit=64 * 1024, pad=1000) as seen,
+        connect(seen["url"], max_queue=1) as client,
+    ):
+        await asyncio.sleep(0.5)  # not reading meanwhile
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                await client.recv()
+    assert seen["direct"] is direct
+    assert seen["code"] == CLOSE_TRY_AGAIN
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == CLOSE_TRY_AGAIN
