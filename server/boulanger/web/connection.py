@@ -83,8 +83,8 @@ class Connection:
             return
         direct = self.direct
         if direct is not None:
-            # A closing socket drops the frame: the reader sees the close.
-            if direct.write(frame or text_frame(text)) and direct.buffered > self.buffer_limit:
+            direct.write(frame or text_frame(text))
+            if direct.buffered > self.buffer_limit:
                 self._too_slow()
             return
         assert self.queue is not None
@@ -118,6 +118,8 @@ class Connection:
 
     async def shutdown(self) -> None:
         """Flush what is queued (briefly), close the socket, stop the writer."""
+        if self.direct is not None:
+            self.direct.flush()  # what this turn of the loop sent goes before the close
         writer, queue = self._writer, self.queue
         if writer is not None and queue is not None:
             if self.close_code in (None, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TOO_BIG):
