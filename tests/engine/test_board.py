@@ -414,7 +414,26 @@ def test_the_dig_out_shortcut_only_claims_what_single_moves_achieve() -> None:
                     break
                 move = rng.choice(moves)
                 board.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
-                if board._can_dig_out_a_next_card():
+                if board._foundation_near():
                     claimed += 1
                     assert _dig(board), board.text()
     assert claimed > 200  # the check above ran often enough to mean something
+
+
+def test_the_search_bound_changes_what_is_known_never_the_verdict() -> None:
+    """Its shortcuts and its bound may leave a verdict unknown, never make one wrong."""
+    rng = random.Random(11)
+    verdicts: set[tuple[bool | None, bool | None]] = set()
+    for deal in range(1, 120):
+        board = Board.deal(GameCode(deal, rng.choice((1, 2, 4))))
+        for _ in range(100):
+            moves = board.legal_moves()
+            if not moves:
+                break
+            move = rng.choice(moves)
+            board.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+            if None not in board.cells and all(board.columns):
+                bounded, full = board.foundation_reachable(24), board.foundation_reachable(5000)
+                assert bounded is None or bounded == full, board.text()
+                verdicts.add((bounded, full))
+    assert {(True, True), (False, False)} <= verdicts

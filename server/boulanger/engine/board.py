@@ -252,21 +252,20 @@ class Board:
         ``limit`` of them, equal up to the order of columns and of cells).
         True or False when it knows; None when the limit cut the search short.
         """
+        if self._foundation_near() or self._builds_reach_foundation():
+            return True
         seen = {self._shape()}
         frontier = [self]
         while frontier:
             board = frontier.pop()
-            if board._can_dig_out_a_next_card():
-                return True
-            moves = board.legal_moves()
-            for move in moves:
-                if move.dst == "foundation":
-                    return True
-            for move in moves:
+            for move in board.legal_moves():
                 if board.is_pointless(move):
                     continue
                 nxt = board.copy()
                 nxt.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+                # Judged as soon as it is made: most searches end at the first few.
+                if nxt._foundation_near():
+                    return True
                 shape = nxt._shape()
                 if shape not in seen:
                     if len(seen) >= limit:
@@ -275,17 +274,48 @@ class Board:
                     frontier.append(nxt)
         return False
 
-    def _can_dig_out_a_next_card(self) -> bool:
-        """A card that could go on its foundation lies under no more cards than there are spaces.
+    def _builds_reach_foundation(self) -> bool:
+        """Building on columns alone (moves that never use a space) reaches :meth:`_foundation_near`.
 
-        Each card above it can go, one at a time, to its own free cell or
-        empty column, so a foundation move is then reachable. (A cheap, sound
-        shortcut: without it, loose positions exhaust the search's limit.)
+        A quick witness before the exhaustive search: such moves only ever
+        free cells and columns, and a position where commuting moves like
+        these abound is the one that exhausts the search's limit. Each card
+        has one successor to build on, so this ends.
         """
-        spaces = self.cells.count(None) + sum(1 for col in self.columns if not col)
-        if not spaces:
-            return False
+        board = self.copy()
+        for _ in range(52):
+            columns = board.columns
+            move = next(
+                (
+                    m
+                    for m in board.legal_moves()
+                    if m.dst.startswith("col") and columns[PLACE_INDEX[m.dst]]
+                ),
+                None,
+            )
+            if move is None:
+                return False
+            board.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+            if board._foundation_near():
+                return True
+        return False
+
+    def _foundation_near(self) -> bool:
+        """A foundation move is legal, or a few single moves make one legal.
+
+        True when a card that could go on its foundation is in a cell, or lies
+        under no more cards than there are free cells and empty columns: each
+        card above it can go, one at a time, to a space of its own. (Sound and
+        cheap; without it, loose positions exhaust the search's limit.)
+        """
         foundations = self.foundations
+        spaces = 0
+        for card in self.cells:
+            if card is None:
+                spaces += 1
+            elif foundations[card & 3] == (card >> 2) - 1:
+                return True
+        spaces += sum(1 for col in self.columns if not col)
         for col in self.columns:
             for above, card in enumerate(reversed(col)):
                 if above > spaces:

@@ -21,7 +21,7 @@ from .moves import FIRST_CELL, FOUNDATION, PLACE_NAMES, Move, place_index
 
 UNDO_LIMIT = 100
 # Positions searched at most to tell a dead end (see Status.DEAD_END).
-DEAD_END_SEARCH = 64
+DEAD_END_SEARCH = 24
 
 # Place name -> index for each cell count (removed cells are not places).
 _PLACES: dict[int, dict[str, int]] = {
