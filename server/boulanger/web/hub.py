@@ -28,6 +28,7 @@ from .frames import text_frame
 log = logging.getLogger(__name__)
 
 RECENT_EVENTS = 256
+_SEQ_PREFIX = '{"seq":'
 APPEND_ATTEMPTS = 8
 
 
@@ -73,6 +74,12 @@ class RaceHub:
     # -- listener --------------------------------------------------------
 
     def on_message(self, data: str) -> None:
+        # Both brokers write "seq" first: most events reaching the process
+        # that appended them were applied already, so skip parsing those.
+        if data.startswith(_SEQ_PREFIX):
+            digits = data[len(_SEQ_PREFIX) : data.find(",", len(_SEQ_PREFIX))]
+            if digits.isdigit() and int(digits) <= self.race.seq:
+                return
         event = json.loads(data)
         if "seq" not in event:
             self._control(event)
