@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from boulanger.engine import Move
@@ -9,6 +11,7 @@ from boulanger.race import protocol as p
 from boulanger.race.errors import ProtocolError
 from boulanger.race.ids import secret_hash
 from boulanger.race.race import MAX_PLAYERS, Duplicate, Race, RaceMeta
+from boulanger.solver import solve
 
 CODE = "BK1-C4-AAAAAAB"
 HOST_KEY = "host-key"
@@ -214,3 +217,43 @@ def test_a_daily_attempt_holds_one_player() -> None:
     with pytest.raises(ProtocolError) as refused:
         log.race.decide_join(p.Join(name="Bo"), 0, "p2", "t")
     assert refused.value.code == "race_full"
+
+
+def test_every_progress_event_agrees_with_the_standings() -> None:
+    """The per-action shortcut (one standing, everyone's order) matches the full standings."""
+    rng = random.Random(3)
+    solution = [Move.from_dict(a) for a in solve(CODE, budget=30).actions]
+    assert solution
+    log = Log(countdown_ms=0)
+    for i, (name, pid) in enumerate([("Ann", "p1"), ("Bo", "p2"), ("Cy", "p3"), ("Di", "p4")]):
+        log.join(name, pid, host=i == 0)
+    log.start()
+    played = {"p1": 0, "p2": 0}  # Ann and Bo win by the solution, Bo later
+    checked = 0
+    for step in range(1, 2000):
+        pid = rng.choice(["p1", "p2", "p3", "p4"])
+        player = log.race.players[pid]
+        if player.done:
+            continue
+        action: p.Action
+        if pid in played:
+            move = solution[played[pid]]
+            played[pid] += 1
+            action = p.MoveAction(f"a{step}", move.src, move.dst, move.count)
+        else:
+            moves = player.game.legal_moves()
+            if player.game.can_undo and (not moves or rng.random() < 0.2):
+                action = p.Undo(f"a{step}")
+            elif moves:
+                move = rng.choice(moves)
+                action = p.MoveAction(f"a{step}", move.src, move.dst, move.count)
+            else:
+                continue
+        message = log.act(pid, action, now=step * 10)
+        assert isinstance(message, p.Progress)
+        ordered = log.race.standings()
+        assert message.leaderboard == [s.player_id for s in ordered]
+        assert message.player == next(s for s in ordered if s.player_id == pid).to_wire()
+        checked += 1
+    assert log.race.players["p1"].won_at is not None and log.race.players["p2"].won_at is not None
+    assert checked > 500

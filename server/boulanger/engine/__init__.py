@@ -1,7 +1,7 @@
 """The rules of Baker's Game: pure, synchronous, standard library only."""
 
 from .board import Board, group_capacity
-from .cards import ALL_CARDS, Card, Suit, parse_card
+from .cards import ALL_CARDS, CARD_NAMES, Card, Suit, parse_card
 from .codes import GameCode
 from .errors import (
     EngineError,
@@ -17,6 +17,7 @@ from .moves import PLACE_NAMES, Move, place_index
 
 __all__ = [
     "ALL_CARDS",
+    "CARD_NAMES",
     "PLACE_NAMES",
     "UNDO_LIMIT",
     "Board",

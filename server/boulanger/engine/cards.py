@@ -73,6 +73,8 @@ _NAMES: dict[int, str] = {
 CARDS: list[Card] = [_make(v) if v >= 4 else _make(0) for v in range(56)]
 ALL_CARDS: tuple[Card, ...] = tuple(CARDS[4:])
 _BY_NAME: dict[str, Card] = {name: CARDS[value] for value, name in _NAMES.items()}
+# Card names indexed by the card's int value: what str(card) gives, without a call.
+CARD_NAMES: list[str] = [_NAMES.get(v, "") for v in range(56)]
 
 
 def parse_card(text: str) -> Card:

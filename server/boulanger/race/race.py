@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine import (
+    CARD_NAMES,
     EngineError,
     Game,
     GameCode,
@@ -30,7 +31,7 @@ from . import protocol as p
 from .condition import Condition
 from .errors import ProtocolError
 from .ids import secret_hash, secret_matches
-from .standings import Standing, rank
+from .standings import Standing, leaderboard_key, rank
 
 MAX_PLAYERS = 8
 # Action ids remembered per player for idempotence. Clients resend only the
@@ -112,10 +113,11 @@ def game_view(game: Game, status: str | None = None) -> dict[str, Any]:
     ``status``, when known, saves computing it again.
     """
     board = game.board
+    names = CARD_NAMES
     return {
         "board": {
-            "columns": [[str(c) for c in col] for col in board.columns],
-            "cells": [None if c is None else str(c) for c in board.cells],
+            "columns": [[names[c] for c in col] for col in board.columns],
+            "cells": [None if c is None else names[c] for c in board.cells],
             "foundations": {
                 "S": board.foundations[3],
                 "H": board.foundations[2],
@@ -195,6 +197,18 @@ class Race:
             rank=None,
             time_ms=None if player.won_at is None else player.won_at - start,
             order=player.order,
+        )
+
+    def _leaderboard_key(self, player: Player) -> tuple[int, int, int, int, int]:
+        """The sort key of the player's standing (see standings.rank), without building it."""
+        game = player.game
+        won_at = player.won_at
+        return leaderboard_key(
+            None if won_at is None else won_at - (self.start_at or 0),
+            game.board.foundation_cards,
+            game.score,
+            game.actions,
+            player.order,
         )
 
     def standings(self, final: bool = False) -> list[Standing]:
@@ -394,9 +408,14 @@ class Race:
             applied[event["action_id"]] = (seq, move)
             if len(applied) > REMEMBERED_ACTIONS:
                 del applied[next(iter(applied))]  # the oldest: dicts keep insertion order
-            ordered = self.standings()
-            mine = next(s for s in ordered if s.player_id == player.player_id)
-            return p.Progress(seq, self.state(now), mine.to_wire(), [s.player_id for s in ordered])
+            # The order of everyone, but the standing of the one who acted only:
+            # this runs for every action.
+            ordered = sorted(self.players.values(), key=self._leaderboard_key)
+            mine = self.standing(player)
+            if mine.time_ms is not None:
+                mine.rank = ordered.index(player) + 1
+            leaderboard = [pl.player_id for pl in ordered]
+            return p.Progress(seq, self.state(now), mine.to_wire(), leaderboard)
         if kind == "over":
             self.over_reason = event["reason"]
             final = [s.to_wire() for s in self.standings(final=True)]

@@ -36,11 +36,23 @@ class Standing:
         }
 
 
-def sort_key(standing: Standing) -> tuple[int, int, int, int, int]:
+def leaderboard_key(
+    time_ms: int | None, foundation_cards: int, score: int, actions: int, order: int
+) -> tuple[int, int, int, int, int]:
     """Winners by time; then cards on foundations, score (more first), actions (fewer first)."""
-    if standing.time_ms is not None:
-        return (0, standing.time_ms, 0, 0, standing.order)
-    return (1, -standing.foundation_cards, -standing.score, standing.actions, standing.order)
+    if time_ms is not None:
+        return (0, time_ms, 0, 0, order)
+    return (1, -foundation_cards, -score, actions, order)
+
+
+def sort_key(standing: Standing) -> tuple[int, int, int, int, int]:
+    return leaderboard_key(
+        standing.time_ms,
+        standing.foundation_cards,
+        standing.score,
+        standing.actions,
+        standing.order,
+    )
 
 
 def rank(standings: list[Standing], final: bool = False) -> list[Standing]:
