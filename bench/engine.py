@@ -9,6 +9,11 @@ which checks the move, applies it and scores it) and takes every move back
 
 Generations: ``Board.legal_moves()`` on positions met during that play.
 
+Status: ``Game.status`` (won, stuck, dead end or playing) on those positions,
+as the server computes it after every action; the dead-end search in tight
+positions is most of its cost. ``BOULANGER_BENCH_TREE=/path/to/checkout``
+measures another checkout's engine, to compare two versions side by side.
+
 Both figures are medians over the repetitions, on one core: the process is
 pinned to one CPU where the OS allows it, and timed in process CPU time
 (time.process_time), so other busy processes on the machine skew it less.
@@ -24,7 +29,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
+sys.path.insert(
+    0, str(Path(os.environ.get("BOULANGER_BENCH_TREE", Path(__file__).parent.parent)) / "server")
+)
 
 from boulanger.engine import Board, Game, GameCode, Move
 
@@ -89,6 +96,16 @@ def time_generations(positions: list[Board], rounds: int) -> float:
     return rounds * len(positions) / (time.process_time() - start)
 
 
+def time_status(positions: list[Board]) -> float:
+    """Microseconds per ``Game.status``."""
+    game = Game(GameCode(1))
+    start = time.process_time()
+    for board in positions:
+        game.board = board
+        game.status  # noqa: B018 (computed for its cost)
+    return (time.process_time() - start) / len(positions) * 1e6
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=200, help="deals to play (default 200)")
@@ -111,6 +128,8 @@ def main() -> int:
     move_rates = [time_moves(games) for _ in range(args.reps)]
     dict_rates = [time_moves(games, as_dicts=True) for _ in range(args.reps)]
     generation_rates = [time_generations(positions, 3) for _ in range(args.reps)]
+    status_us = [time_status(positions) for _ in range(args.reps)]
+    tight = sum(1 for b in positions if None not in b.cells and all(b.columns))
     moves_per_s = statistics.median(move_rates)
     generations_per_s = statistics.median(generation_rates)
 
@@ -125,6 +144,10 @@ def main() -> int:
     print(
         f"generations/s (Board.legal_moves): {generations_per_s:>8,.0f}   aim {GENERATIONS_AIM:,}  "
         f"{'ok' if generations_per_s >= GENERATIONS_AIM else 'BELOW AIM'}"
+    )
+    print(
+        f"Game.status: {statistics.median(status_us):.1f} us per position "
+        f"({tight} of the positions are tight: the dead-end search runs there)"
     )
     print(f"  moves/s runs: {', '.join(f'{r:,.0f}' for r in move_rates)}")
     print(f"  generations/s runs: {', '.join(f'{r:,.0f}' for r in generation_rates)}")
