@@ -25,6 +25,10 @@ def test_compose_has_redis_with_aof_two_apps_and_a_proxy() -> None:
     for name in apps:
         assert f"server {name}:8000" in conf
     assert "proxy_set_header Upgrade $http_upgrade" in conf
+    # Race sockets go to one replica per race (by URL), with a fallback.
+    races = conf[conf.index("upstream boulanger_races") :]
+    assert "hash $uri consistent;" in races[: races.index("}")]
+    assert "location /ws/races/ {\n        proxy_pass http://boulanger_races;" in conf
 
 
 def test_dockerfile_installs_the_package_and_serves_the_client() -> None:
