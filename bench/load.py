@@ -20,7 +20,9 @@ load generator pins itself to core 1):
 - ``memory``:   one ``boulanger serve`` on the embedded broker;
 - ``redis``:    one ``boulanger serve`` on a throwaway redis-server;
 - ``redis2``:   two ``boulanger serve`` on one redis-server, each race's
-                players split across both processes.
+                players split across both processes;
+- ``redis2r``:  the same two processes, each race's players all on one of
+                them (races alternate), as the proxy's hash by race routes them.
 
 Measured: action->ack latency, action->rival's progress event latency
 (matched by the race's seq), accepted actions per second, errors,
@@ -162,7 +164,7 @@ def wait_healthy(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
 class Target:
     """The server side of a run: redis-server and server processes, pinned to core 0."""
 
-    KINDS = ("baseline", "baseline_q", "memory", "redis", "redis2")
+    KINDS = ("baseline", "baseline_q", "memory", "redis", "redis2", "redis2r")
 
     def __init__(self, kind: str, env: dict[str, str], fsync: str = "everysec") -> None:
         if kind not in self.KINDS:
@@ -201,7 +203,7 @@ class Target:
 
     def start(self) -> None:
         broker = "memory://"
-        if self.kind in ("redis", "redis2"):
+        if self.kind.startswith("redis"):
             binary = shutil.which("redis-server")
             if binary is None:
                 raise RuntimeError("redis-server is not installed")
@@ -217,7 +219,7 @@ class Target:
             self.redis = self._spawn(args, "redis.log")
             wait_port(port, self.redis, "redis-server")
             broker = f"redis://127.0.0.1:{port}/0"
-        count = 2 if self.kind == "redis2" else 1
+        count = 2 if self.kind.startswith("redis2") else 1
         for n in range(count):
             port = free_port()
             if self.kind.startswith("baseline"):
@@ -989,14 +991,15 @@ def server_env(pace: str, countdown_ms: int) -> dict[str, str]:
 def assign(
     races: list[dict[str, Any]], target: Target, players: int, split: bool
 ) -> list[dict[str, Any]]:
+    """Each race's bots' servers: split across the processes, or one process per race."""
     bases = target.ws_bases
     n = 0
-    for race in races:
+    for number, race in enumerate(races):
         race["bases"], race["addresses"] = [], []
         for index in range(RACE_SIZE):
             if n >= players:
                 break
-            race["bases"].append(bases[index % len(bases)] if split else bases[0])
+            race["bases"].append(bases[(index if split else number) % len(bases)])
             race["addresses"].append(source_address(n // PER_ADDRESS))
             n += 1
     return races
