@@ -8,20 +8,26 @@ order. Pub/sub is at-most-once: after a dropped
 connection the broker resubscribes and tells every listener to resync from
 the log.
 
-Commands go through redis-py. Subscriptions do not: receiving one message
-per ``PubSub.get_message`` call cost about a fifth of the server's CPU under
-load, so the subscriber is one raw connection (an :class:`asyncio.Protocol`)
-whose bytes are parsed by :mod:`.resp` and dispatched to listeners as they
-arrive, every message of a read in one pass.
+Most commands go through redis-py. Subscriptions do not: receiving one
+message per ``PubSub.get_message`` call cost about a fifth of the server's
+CPU under load, so the subscriber is one raw connection (an
+:class:`asyncio.Protocol`) whose bytes are parsed by :mod:`.resp` and
+dispatched to listeners as they arrive, every message of a read in one pass.
+Appends do not either: redis-py's pipeline machinery cost about a fifth of
+the server's CPU at saturation, so they go over a second raw connection
+(:class:`_Appender`) as ``EVALSHA`` commands, every append of a turn of the
+event loop in one write, their replies matched to them in order.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import ssl
+from collections import deque
 from typing import Any, cast
 from urllib.parse import urlparse
 
@@ -39,14 +45,14 @@ from .resp import ProtocolError, ReplyError, RespReader, encode_command
 log = logging.getLogger(__name__)
 
 RACE_TTL_S = 7 * 24 * 3600
-APPEND_BATCH = 256  # appends in one pipeline at most
+APPENDS_IN_FLIGHT = 4096  # sent and not yet answered, at most; beyond: BrokerUnavailable
 
 # Always subscribed: a RESP2 connection with no subscription left would drop
 # out of subscribed mode, and SUBSCRIBE needs a channel to open with.
 CONTROL_CHANNEL = "bk:control"
 _PING = encode_command("PING")
 _CONNECT_TIMEOUT_S = 2.0  # opening the subscriber connection (socket_connect_timeout)
-_REPLY_TIMEOUT_S = 5.0  # AUTH and SUBSCRIBE answered (socket_timeout of the commands)
+_REPLY_TIMEOUT_S = 5.0  # AUTH, SUBSCRIBE, an append answered (socket_timeout of the commands)
 _BACKOFF_FIRST_S = 0.05
 _BACKOFF_MAX_S = 2.0
 
@@ -72,6 +78,11 @@ redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('PUBLISH', ARGV[2], text)
 return seq
 """
+_APPEND_SHA = hashlib.sha1(_APPEND.encode()).hexdigest()
+# An EVALSHA command's head, and the EVAL with the script body it becomes
+# when Redis no longer has the script (NOSCRIPT: flushed, or restarted).
+_EVALSHA_HEAD = encode_command("EVALSHA", _APPEND_SHA)[4:]
+_EVAL_HEAD = encode_command("EVAL", _APPEND)[4:]
 
 
 def _key(race_id: str, part: str) -> str:
@@ -81,9 +92,9 @@ def _key(race_id: str, part: str) -> str:
 class _Endpoint:
     """Where the subscriber connects, read from the broker URL as redis-py reads it.
 
-    The parts that matter to a subscription: host and port (or a unix socket
-    path), TLS for ``rediss://``, and credentials (sent as ``AUTH``). The
-    database number is ignored: pub/sub channels are not per database.
+    Host and port (or a unix socket path), TLS for ``rediss://``, credentials
+    (sent as ``AUTH``) and the database number (``SELECT``, for the appender:
+    pub/sub channels are not per database).
     """
 
     def __init__(self, url: str) -> None:
@@ -95,6 +106,7 @@ class _Endpoint:
         self.host: str = options.get("host", "localhost")
         self.port = int(options.get("port", 6379))
         self.connect_timeout = float(options.get("socket_connect_timeout", _CONNECT_TIMEOUT_S))
+        self.db = int(options.get("db") or 0)
         self.ssl: ssl.SSLContext | None = None
         if scheme == "rediss":
             self.ssl = _ssl_context(options)
@@ -109,6 +121,15 @@ class _Endpoint:
 
     def __repr__(self) -> str:
         return self.path or f"{self.host}:{self.port}"
+
+    async def open(self, protocol: asyncio.Protocol) -> None:
+        """Connect ``protocol`` to Redis (TCP, TLS or unix socket) within the connect timeout."""
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(self.connect_timeout):
+            if self.path is not None:
+                await loop.create_unix_connection(lambda: protocol, self.path)
+            else:
+                await loop.create_connection(lambda: protocol, self.host, self.port, ssl=self.ssl)
 
 
 def _ssl_context(options: dict[str, Any]) -> ssl.SSLContext:
@@ -210,6 +231,146 @@ class _Subscriber(asyncio.Protocol):
         self._broker._on_lost(self)
 
 
+# What an appender's reply goes to: the caller's future, and how to resend the
+# command on NOSCRIPT (its EVALSHA bytes; b"" once resent as EVAL; None for a
+# reply that is handed over as it is: the connection's own setup commands).
+_Waiting = tuple["asyncio.Future[Any]", "bytes | None"]
+
+
+class _Appender(asyncio.Protocol):
+    """The append connection: commands pipelined, replies matched to them in order.
+
+    :meth:`send` queues a command; every command queued in one turn of the
+    event loop leaves in one ``transport.write``. Redis answers a connection's
+    commands in order, so each reply goes to the oldest waiting future. An
+    error reply fails its own append only (a ``NOSCRIPT`` one resends it as
+    ``EVAL``); a lost connection, bytes that are not RESP, or no reply within
+    ``timeout`` seconds while some are awaited fail every waiting append with
+    :class:`BrokerUnavailable` and end the connection.
+    """
+
+    def __init__(self, broker: RedisBroker, timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        self._broker = broker
+        self._loop = loop
+        self._reader = RespReader()
+        self._waiting: deque[_Waiting] = deque()
+        self._out: list[bytes] = []
+        self._timeout = timeout
+        self._timer: asyncio.TimerHandle | None = None
+        self._progress = 0.0  # when the oldest waiting reply started to be awaited, or last came
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.lost: asyncio.Future[None] = loop.create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+
+    def send(self, command: bytes, resend: bytes | None) -> asyncio.Future[Any]:
+        """Queue ``command``; its reply comes in the returned future.
+
+        ``resend`` is the command to send again on a NOSCRIPT error (an
+        append's EVALSHA), or None to get any reply, errors too, as the result.
+        """
+        if self.closed:
+            raise BrokerUnavailable("the connection to Redis was lost")
+        waiting = self._waiting
+        if len(waiting) >= APPENDS_IN_FLIGHT:
+            raise BrokerUnavailable(f"{APPENDS_IN_FLIGHT} appends already awaiting Redis")
+        done: asyncio.Future[Any] = self._loop.create_future()
+        if not waiting:
+            self._progress = self._loop.time()
+            if self._timer is None:
+                self._timer = self._loop.call_at(self._progress + self._timeout, self._check)
+        waiting.append((done, resend))
+        self._queue(command)
+        return done
+
+    def _queue(self, command: bytes) -> None:
+        if not self._out:
+            self._loop.call_soon(self._flush)
+        self._out.append(command)
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
+        if out and not self.closed and self.transport is not None:
+            self.transport.write(b"".join(out))
+
+    def _check(self) -> None:
+        """The reply timer: no reply for ``timeout`` seconds while some are awaited ends it."""
+        self._timer = None
+        if self.closed or not self._waiting:
+            return
+        deadline = self._progress + self._timeout
+        if self._loop.time() >= deadline:
+            self.fail(TimeoutError(f"Redis did not answer within {self._timeout:g} s"))
+        else:
+            self._timer = self._loop.call_at(deadline, self._check)
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            replies = self._reader.feed(data)
+        except ProtocolError as error:
+            self.fail(error)
+            return
+        if not replies:
+            return
+        self._progress = self._loop.time()
+        popleft = self._waiting.popleft
+        for reply in replies:
+            try:
+                done, resend = popleft()
+            except IndexError:
+                self.fail(ProtocolError(f"a reply to no command: {reply!r:.100}"))
+                return
+            if done.done():
+                continue  # its caller went away
+            if type(reply) is int or resend is None:
+                done.set_result(reply)
+            elif isinstance(reply, ReplyError):
+                if resend and str(reply).startswith("NOSCRIPT"):
+                    # Flushed from Redis's script cache: send the script itself,
+                    # which puts it back in the cache for the EVALSHAs to come.
+                    self._waiting.append((done, b""))
+                    self._queue(resend.replace(_EVALSHA_HEAD, _EVAL_HEAD, 1))
+                else:
+                    done.set_exception(BrokerUnavailable(str(reply)))
+            else:
+                done.set_exception(
+                    BrokerUnavailable(f"unexpected reply to an append: {reply!r:.100}")
+                )
+
+    def fail(self, error: BaseException) -> None:
+        """End the connection, failing every awaited reply."""
+        self._close(BrokerUnavailable(str(error) or type(error).__name__))
+        if self.transport is not None:
+            self.transport.abort()
+
+    def close(self) -> None:
+        """End the connection cleanly, failing every awaited reply."""
+        self._close(BrokerUnavailable("the broker is closing"))
+        if self.transport is not None:
+            self.transport.close()
+
+    def _close(self, error: BrokerUnavailable) -> None:
+        if not self.closed:
+            self.closed = True
+            self._broker._on_appender_lost(self)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._out = []
+        waiting, self._waiting = self._waiting, deque()
+        for done, _ in waiting:
+            if not done.done():
+                done.set_exception(error)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._close(BrokerUnavailable(str(exc) if exc else "Redis closed the append connection"))
+        if not self.lost.done():
+            self.lost.set_result(None)
+
+
 class RedisBroker(Broker):
     kind = "redis"
 
@@ -219,6 +380,7 @@ class RedisBroker(Broker):
         *,
         health_check_interval: float = 10.0,
         health_check_timeout: float = 5.0,
+        append_timeout: float = _REPLY_TIMEOUT_S,
     ) -> None:
         self.url = url
         self.redis: aioredis.Redis = aioredis.Redis.from_url(
@@ -232,13 +394,19 @@ class RedisBroker(Broker):
             retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
             retry_on_error=[RedisConnectionError, RedisTimeoutError],
         )
-        self._append = self.redis.register_script(_APPEND)
-        self._pending: list[tuple[list[str], list[str | int], asyncio.Future[int]]] = []
-        self._appender: asyncio.Task[None] | None = None
+        self._endpoint = _Endpoint(url)
+        # Appends on a connection of their own (see _Appender), opened when
+        # needed: while one attempt is under way appends wait for it; after a
+        # failed one they fail at once until its backoff has passed.
+        self._append_timeout = append_timeout
+        self._appender: _Appender | None = None
+        self._appender_opening: asyncio.Task[_Appender | BaseException] | None = None
+        self._appender_retry_at = 0.0
+        self._appender_backoff = _BACKOFF_FIRST_S
+        self._closing = False
         # Pub/sub on a connection of its own that never retries by itself: a
         # dropped subscription must surface here, since what was published
         # meanwhile is lost and every listener has to resync from the log.
-        self._endpoint = _Endpoint(url)
         # A silent connection is sent a PING after health_check_interval
         # seconds and dropped if nothing comes back within health_check_timeout.
         self._health_interval = health_check_interval
@@ -250,24 +418,27 @@ class RedisBroker(Broker):
 
     async def start(self) -> None:
         self._reader = asyncio.create_task(self._read_loop(), name="redis-pubsub")
+        self._open_appender()  # ready for the first append, if Redis is
 
     async def close(self) -> None:
-        if self._appender is not None:
-            self._appender.cancel()
+        self._closing = True
+        opening = self._appender_opening
+        if opening is not None:
+            opening.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._appender
-        for _, _, done in self._pending:
-            if not done.done():
-                done.set_exception(BrokerUnavailable("the broker is closing"))
-        self._pending.clear()
+                await opening
+        appender, self._appender = self._appender, None
+        if appender is not None:
+            appender.close()
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
         conn = self._drop()
-        if conn is not None:
-            # Let the transport close its socket while the loop still runs.
-            await asyncio.wait({conn.lost}, timeout=1)
+        # Let the transports close their sockets while the loop still runs.
+        lost = {c.lost for c in (conn, appender) if c is not None}
+        if lost:
+            await asyncio.wait(lost, timeout=1)
         await self.redis.aclose()
 
     async def ping(self) -> bool:
@@ -302,37 +473,82 @@ class RedisBroker(Broker):
             condition.player_events,
             "1" if condition.ends_race else "0",
         ]
-        keys = [_key(race_id, "log"), _key(race_id, "state")]
-        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._pending.append((keys, args, done))
-        if self._appender is None or self._appender.done():
-            self._appender = asyncio.create_task(self._append_loop())
-        return await done
+        command = encode_command(
+            "EVALSHA", _APPEND_SHA, 2, _key(race_id, "log"), _key(race_id, "state"), *args
+        )
+        appender = self._appender
+        if appender is None:
+            appender = await self._appender_ready()
+        return int(await appender.send(command, command))
 
-    async def _append_loop(self) -> None:
-        """Send the appends waiting at each moment as one pipeline.
+    async def _appender_ready(self) -> _Appender:
+        """The append connection, opened now if need be; raises BrokerUnavailable."""
+        if self._closing:
+            raise BrokerUnavailable("the broker is closing")
+        opening = self._appender_opening
+        if opening is None:
+            if asyncio.get_running_loop().time() < self._appender_retry_at:
+                raise BrokerUnavailable("Redis is unreachable; retrying shortly")
+            opening = self._open_appender()
+        # Shielded: one caller going away must not cancel the others' connect.
+        result = await asyncio.shield(opening)
+        if isinstance(result, BaseException):
+            raise BrokerUnavailable(str(result) or type(result).__name__) from result
+        return result
 
-        One round trip carries every append that arrived while the previous
-        one was in flight: an awaited script call per action made the Redis
-        client the bottleneck (docs/performance.md).
-        """
-        while self._pending:
-            batch, self._pending = self._pending[:APPEND_BATCH], self._pending[APPEND_BATCH:]
-            results: list[Any]
-            try:
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    for keys, args, _ in batch:
-                        await self._append(keys=keys, args=args, client=pipe)
-                    results = await pipe.execute(raise_on_error=False)
-            except (RedisError, OSError) as error:
-                results = [error] * len(batch)
-            for (_, _, done), result in zip(batch, results, strict=True):
-                if done.done():
-                    continue  # its caller went away
-                if isinstance(result, BaseException):
-                    done.set_exception(BrokerUnavailable(str(result)))
-                else:
-                    done.set_result(int(result))
+    def _open_appender(self) -> asyncio.Task[_Appender | BaseException]:
+        opening = asyncio.create_task(self._connect_appender(), name="redis-appender")
+        self._appender_opening = opening
+        return opening
+
+    async def _connect_appender(self) -> _Appender | BaseException:
+        """Open the append connection; its failure is returned, not raised."""
+        endpoint = self._endpoint
+        conn = _Appender(self, self._append_timeout)
+        try:
+            await endpoint.open(conn)
+            setup = [endpoint.hello] if endpoint.hello else []
+            if endpoint.db:
+                setup.append(encode_command("SELECT", endpoint.db))
+            # Loaded with every connection: a new one is most often Redis
+            # restarted, its script cache empty. (NOSCRIPT is handled anyway.)
+            setup.append(encode_command("SCRIPT", "LOAD", _APPEND))
+            replies = [conn.send(command, None) for command in setup]
+            async with asyncio.timeout(self._append_timeout):
+                answers = await asyncio.gather(*replies, return_exceptions=True)
+            for answer in answers:
+                if isinstance(answer, BaseException):  # ReplyError, or the connection lost
+                    raise ConnectionError(f"Redis answered the appender: {answer}")
+            if answers[-1] != _APPEND_SHA.encode():
+                raise ProtocolError(f"SCRIPT LOAD answered {answers[-1]!r:.100}")
+        except (OSError, ProtocolError, BrokerUnavailable) as error:
+            conn.fail(error)
+            self._appender_opening = None
+            now = asyncio.get_running_loop().time()
+            self._appender_retry_at = now + self._appender_backoff
+            self._appender_backoff = min(self._appender_backoff * 2, _BACKOFF_MAX_S)
+            log.warning(
+                "redis append connection to %s failed (%s)",
+                endpoint,
+                str(error) or type(error).__name__,
+            )
+            return error
+        except BaseException:
+            conn.fail(ConnectionError("cancelled"))
+            self._appender_opening = None
+            raise
+        self._appender_opening = None
+        self._appender_backoff = _BACKOFF_FIRST_S
+        if self._closing:
+            conn.close()
+            return BrokerUnavailable("the broker is closing")
+        self._appender = conn
+        return conn
+
+    def _on_appender_lost(self, conn: _Appender) -> None:
+        if conn is self._appender:
+            self._appender = None
+            log.warning("redis append connection to %s lost", self._endpoint)
 
     async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
         try:
@@ -378,15 +594,8 @@ class RedisBroker(Broker):
     async def _connect(self) -> _Subscriber:
         """Open the subscriber connection; return once Redis confirmed every SUBSCRIBE."""
         endpoint = self._endpoint
-        loop = asyncio.get_running_loop()
         conn = _Subscriber(self)
-        async with asyncio.timeout(endpoint.connect_timeout):
-            if endpoint.path is not None:
-                await loop.create_unix_connection(lambda: conn, endpoint.path)
-            else:
-                await loop.create_connection(
-                    lambda: conn, endpoint.host, endpoint.port, ssl=endpoint.ssl
-                )
+        await endpoint.open(conn)
         # No await from here to self._conn (see subscribe()).
         channels = dict.fromkeys((CONTROL_CHANNEL, *self._listeners))
         conn.awaiting = len(channels)

@@ -1,0 +1,241 @@
+"""The Redis broker's append connection: pipelining, NOSCRIPT, failures, AUTH, databases."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import redis.asyncio as aioredis
+
+from boulanger.broker import BrokerUnavailable, Condition
+from boulanger.broker.redis import RedisBroker, _key
+from support.servers import RedisProcess
+
+from .test_redis_subscriber import ConfiguredRedis
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisProcess]:
+    proc = RedisProcess()
+    proc.start()
+    yield proc
+    proc.cleanup()
+
+
+@pytest.fixture
+async def broker(own_redis: RedisProcess) -> AsyncIterator[RedisBroker]:
+    opened = RedisBroker(own_redis.url, append_timeout=0.5)
+    await opened.start()
+    yield opened
+    await opened.close()
+
+
+def event(n: int) -> dict[str, object]:
+    return {"kind": "progress", "player": f"p{n % 7}", "n": n, "text": "é" * (n % 5)}
+
+
+async def test_concurrent_appends_get_consecutive_seqs_per_race(broker: RedisBroker) -> None:
+    races = [f"app-{n}" for n in range(6)]
+    per_race = 150
+
+    async def one(race: str, n: int) -> tuple[str, int, int]:
+        await asyncio.sleep(0.001 * (n % 3))
+        return race, n, await broker.append(race, event(n), Condition())
+
+    results = await asyncio.gather(*(one(race, n) for n in range(per_race) for race in races))
+    for race in races:
+        mine = sorted((seq, n) for r, n, seq in results if r == race)
+        assert [seq for seq, _ in mine] == list(range(1, per_race + 1))
+        logged = await broker.read(race, 0)
+        assert logged == [{"seq": seq, **event(n)} for seq, n in mine]
+        assert await broker.read(race, per_race - 2) == logged[-2:]
+
+
+async def test_a_failed_condition_returns_0(broker: RedisBroker) -> None:
+    assert await broker.append("cond", event(1), Condition(log_length=0)) == 1
+    assert await broker.append("cond", event(2), Condition(log_length=0)) == 0
+    player = Condition(player_id="ann", player_events=0)
+    assert await broker.append("cond", event(3), player) == 2
+    assert await broker.append("cond", event(4), player) == 0  # ann has one event now
+    assert await broker.append("cond", event(5), Condition(ends_race=True)) == 3
+    later = Condition(player_id="bob", player_events=0)
+    assert await broker.append("cond", event(6), later) == 0  # the race is over
+    assert [e["seq"] for e in await broker.read("cond", 0)] == [1, 2, 3]
+
+
+async def test_appends_survive_a_flushed_script_cache(broker: RedisBroker) -> None:
+    assert await broker.append("flush", event(0), Condition()) == 1
+    await broker.redis.script_flush()
+    # Every one of these is answered NOSCRIPT first, then resent with the script.
+    seqs = await asyncio.gather(*(broker.append("flush", event(n), Condition()) for n in range(50)))
+    assert sorted(seqs) == list(range(2, 52))
+    stats = await broker.redis.info("commandstats")
+    assert stats["cmdstat_eval"]["calls"] == 50  # the resends
+    assert stats["cmdstat_evalsha"]["failed_calls"] == 50  # NOSCRIPT
+    assert await broker.redis.script_exists(broker_sha()) == [True]
+    assert await broker.append("flush", event(0), Condition()) == 52
+
+
+def broker_sha() -> str:
+    from boulanger.broker.redis import _APPEND_SHA
+
+    return _APPEND_SHA
+
+
+async def test_appends_work_again_after_redis_restarts(
+    own_redis: RedisProcess, broker: RedisBroker
+) -> None:
+    assert await broker.append("restart", event(0), Condition()) == 1
+    own_redis.restart()  # AOF on: the log survives, the script cache does not
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            seq = await broker.append("restart", event(1), Condition())
+            break
+        except BrokerUnavailable:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+    assert seq == 2
+    seqs = await asyncio.gather(
+        *(broker.append("restart", event(n), Condition()) for n in range(20))
+    )
+    assert sorted(seqs) == list(range(3, 23))
+
+
+async def test_a_refused_connection_fails_promptly_and_is_retried(
+    own_redis: RedisProcess, broker: RedisBroker
+) -> None:
+    assert await broker.append("down", event(0), Condition()) == 1
+    own_redis.stop(kill=True)
+    for _ in range(20):  # the lost connection, the refused reconnect, then the backoff
+        start = time.monotonic()
+        with pytest.raises(BrokerUnavailable):
+            await broker.append("down", event(1), Condition())
+        assert time.monotonic() - start < 0.3
+    own_redis.start()
+    async with asyncio.timeout(10):
+        while True:
+            try:
+                assert await broker.append("down", event(1), Condition()) == 2  # AOF kept seq 1
+                break
+            except BrokerUnavailable:
+                await asyncio.sleep(0.05)
+
+
+async def test_a_silent_redis_times_out_the_appends(
+    own_redis: RedisProcess, broker: RedisBroker
+) -> None:
+    assert await broker.append("stopped", event(0), Condition()) == 1
+    assert own_redis.proc is not None
+    os.kill(own_redis.proc.pid, signal.SIGSTOP)
+    try:
+        start = time.monotonic()
+        results = await asyncio.gather(
+            *(broker.append("stopped", event(n), Condition()) for n in range(10)),
+            return_exceptions=True,
+        )
+        elapsed = time.monotonic() - start
+        assert all(isinstance(result, BrokerUnavailable) for result in results)
+        assert 0.4 < elapsed < 2  # append_timeout=0.5
+    finally:
+        os.kill(own_redis.proc.pid, signal.SIGCONT)
+    # The answers that did not come may yet have been applied: the log says.
+    async with asyncio.timeout(10):
+        while True:
+            try:
+                seq = await broker.append("stopped", event(99), Condition())
+                break
+            except BrokerUnavailable:
+                await asyncio.sleep(0.05)
+    assert seq == len(await broker.read("stopped", 0))
+
+
+async def test_close_fails_the_awaited_appends(own_redis: RedisProcess) -> None:
+    broker = RedisBroker(own_redis.url)
+    await broker.start()
+    assert await broker.append("closing", event(0), Condition()) == 1
+    assert own_redis.proc is not None
+    os.kill(own_redis.proc.pid, signal.SIGSTOP)  # nothing is answered
+    try:
+        waiting = [
+            asyncio.ensure_future(broker.append("closing", event(n), Condition())) for n in range(5)
+        ]
+        await asyncio.sleep(0.05)
+        await broker.close()
+        results = await asyncio.gather(*waiting, return_exceptions=True)
+        assert all(isinstance(result, BrokerUnavailable) for result in results)
+        with pytest.raises(BrokerUnavailable):
+            await broker.append("closing", event(9), Condition())
+    finally:
+        os.kill(own_redis.proc.pid, signal.SIGCONT)
+
+
+async def test_too_many_in_flight_is_refused(
+    broker: RedisBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import boulanger.broker.redis as module
+
+    assert await broker.append("bound", event(0), Condition()) == 1
+    monkeypatch.setattr(module, "APPENDS_IN_FLIGHT", 10)
+    results = await asyncio.gather(
+        *(broker.append("bound", event(n), Condition()) for n in range(15)),
+        return_exceptions=True,
+    )
+    assert sorted(r for r in results if isinstance(r, int)) == list(range(2, 12))
+    assert sum(isinstance(r, BrokerUnavailable) for r in results) == 5
+    assert await broker.append("bound", event(0), Condition()) == 12
+
+
+async def test_auth_and_a_database_of_the_url() -> None:
+    redis = ConfiguredRedis("--requirepass", "s3cret")
+    redis.start()
+    try:
+        for url, db in (
+            (f"redis://:s3cret@127.0.0.1:{redis.port}/0", 0),
+            (f"redis://default:s3cret@127.0.0.1:{redis.port}/3", 3),
+        ):
+            broker = RedisBroker(url)
+            await broker.start()
+            try:
+                assert await broker.append(f"auth{db}", event(0), Condition()) == 1
+                assert await broker.append(f"auth{db}", event(1), Condition()) == 2
+                assert len(await broker.read(f"auth{db}", 0)) == 2
+            finally:
+                await broker.close()
+            direct = aioredis.Redis(host="127.0.0.1", port=redis.port, password="s3cret", db=db)
+            other = aioredis.Redis(host="127.0.0.1", port=redis.port, password="s3cret", db=5 - db)
+            try:
+                assert await direct.llen(_key(f"auth{db}", "log")) == 2
+                assert await other.llen(_key(f"auth{db}", "log")) == 0
+            finally:
+                await direct.aclose()
+                await other.aclose()
+        broker = RedisBroker(f"redis://:wrong@127.0.0.1:{redis.port}")
+        await broker.start()
+        try:
+            with pytest.raises(BrokerUnavailable):
+                await broker.append("nope", event(0), Condition())
+        finally:
+            await broker.close()
+    finally:
+        redis.cleanup()
+
+
+async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.mktemp("sock") / "redis.sock"
+    redis = ConfiguredRedis("--unixsocket", str(path))
+    redis.start()
+    try:
+        broker = RedisBroker(f"unix://{path}?db=2")
+        await broker.start()
+        try:
+            assert await broker.append("unix", event(0), Condition()) == 1
+            assert await broker.read("unix", 0) == [{"seq": 1, **event(0)}]
+        finally:
+            await broker.close()
+    finally:
+        redis.cleanup()
