@@ -145,6 +145,10 @@ def test_encode_command() -> None:
     assert encode_command("SUBSCRIBE", "bk:race:{é}", b"raw", 7) == (
         b"*4\r\n$9\r\nSUBSCRIBE\r\n$12\r\nbk:race:{\xc3\xa9}\r\n$3\r\nraw\r\n$1\r\n7\r\n"
     )
+    # Without bytes, the command is built as one str: lengths are still in bytes.
+    assert encode_command("EVALSHA", "bk:{é}", -7, True, "") == (
+        b"*5\r\n$7\r\nEVALSHA\r\n$7\r\nbk:{\xc3\xa9}\r\n$2\r\n-7\r\n$1\r\n1\r\n$0\r\n\r\n"
+    )
     # A command is an array of bulk strings: the reader reads it back.
     assert RespReader().feed(encode_command("AUTH", "user", "p\r\nss")) == [
         [b"AUTH", b"user", b"p\r\nss"]
