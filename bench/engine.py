@@ -11,7 +11,10 @@ Generations: ``Board.legal_moves()`` on positions met during that play.
 
 Status: ``Game.status`` (won, stuck, dead end or playing) on those positions,
 as the server computes it after every action; the dead-end search in tight
-positions is most of its cost. ``BOULANGER_BENCH_TREE=/path/to/checkout``
+positions is most of its cost. Random play meets many hopeless positions;
+the load generator's bots play solver solutions, so ``Game.status`` is also
+timed along the first 40 moves of those (from bench/load.py's cache of
+solutions, when it exists: run bench/load.py once to make it). ``BOULANGER_BENCH_TREE=/path/to/checkout``
 measures another checkout's engine, to compare two versions side by side.
 
 Both figures are medians over the repetitions, on one core: the process is
@@ -22,10 +25,12 @@ pinned to one CPU where the OS allows it, and timed in process CPU time
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -106,6 +111,22 @@ def time_status(positions: list[Board]) -> float:
     return (time.process_time() - start) / len(positions) * 1e6
 
 
+SOLUTIONS = Path(tempfile.gettempdir()) / "boulanger-bench-solutions.json"
+
+
+def solution_positions(moves_each: int = 40) -> list[Board]:
+    """Positions along the first moves of the load generator's solved games."""
+    if not SOLUTIONS.exists():
+        return []
+    positions = []
+    for code, actions in json.loads(SOLUTIONS.read_text()).items():
+        game = Game(code)
+        for action in actions[:moves_each]:
+            game.play(Move.from_dict(action))
+            positions.append(game.board.copy())
+    return positions
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=200, help="deals to play (default 200)")
@@ -129,6 +150,8 @@ def main() -> int:
     dict_rates = [time_moves(games, as_dicts=True) for _ in range(args.reps)]
     generation_rates = [time_generations(positions, 3) for _ in range(args.reps)]
     status_us = [time_status(positions) for _ in range(args.reps)]
+    solved = solution_positions()
+    solved_us = [time_status(solved) for _ in range(args.reps)] if solved else []
     tight = sum(1 for b in positions if None not in b.cells and all(b.columns))
     moves_per_s = statistics.median(move_rates)
     generations_per_s = statistics.median(generation_rates)
@@ -149,6 +172,11 @@ def main() -> int:
         f"Game.status: {statistics.median(status_us):.1f} us per position "
         f"({tight} of the positions are tight: the dead-end search runs there)"
     )
+    if solved_us:
+        print(
+            f"Game.status along solutions: {statistics.median(solved_us):.1f} us per position "
+            f"({len(solved)} positions, the first 40 moves of each solved deal)"
+        )
     print(f"  moves/s runs: {', '.join(f'{r:,.0f}' for r in move_rates)}")
     print(f"  generations/s runs: {', '.join(f'{r:,.0f}' for r in generation_rates)}")
     return 0
