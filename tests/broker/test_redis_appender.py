@@ -6,7 +6,7 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -16,14 +16,6 @@ from boulanger.broker.redis import RedisBroker, _key
 from support.servers import RedisProcess
 
 from .test_redis_subscriber import ConfiguredRedis
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisProcess]:
-    proc = RedisProcess()
-    proc.start()
-    yield proc
-    proc.cleanup()
 
 
 @pytest.fixture
@@ -115,7 +107,7 @@ async def test_a_refused_connection_fails_promptly_and_is_retried(
         start = time.monotonic()
         with pytest.raises(BrokerUnavailable):
             await broker.append("down", event(1), Condition())
-        assert time.monotonic() - start < 0.3
+        assert time.monotonic() - start < 2  # refused at once, far from the 5 s timeout
     own_redis.start()
     async with asyncio.timeout(10):
         while True:

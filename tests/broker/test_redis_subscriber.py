@@ -9,7 +9,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -48,14 +48,6 @@ class ConfiguredRedis(RedisProcess):
             except OSError:
                 time.sleep(0.05)
         raise TimeoutError("redis-server did not come up")
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisProcess]:
-    proc = RedisProcess()
-    proc.start()
-    yield proc
-    proc.cleanup()
 
 
 @pytest.fixture
