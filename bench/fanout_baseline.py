@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import itertools
 import json
 import time
@@ -202,7 +203,16 @@ def main() -> None:
     parser.add_argument("--countdown-ms", type=int, default=1000)
     parser.add_argument("--queued", action="store_true", help="a writer task per connection")
     parser.add_argument("--deflate", action="store_true", help="permessage-deflate on")
+    parser.add_argument(
+        "--gc-young",
+        action="store_true",
+        help="collect only the young generations, as boulanger serve does",
+    )
     args = parser.parse_args()
+    if args.gc_young:
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(700, 10, 1_000_000)
     if not args.host.startswith("127."):
         parser.error("loopback addresses only")
     uvicorn.run(

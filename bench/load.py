@@ -17,6 +17,8 @@ load generator pins itself to core 1):
 - ``baseline``: bench/fanout_baseline.py, a bare uvicorn + Starlette fan-out
                 (direct sends, no permessage-deflate, like ``boulanger serve``);
 - ``baseline_q``: the same with a queue and writer task per connection;
+- ``baseline_gc``: the baseline with boulanger's garbage-collector policy
+                (only the young generations collected automatically);
 - ``memory``:   one ``boulanger serve`` on the embedded broker;
 - ``redis``:    one ``boulanger serve`` on a throwaway redis-server;
 - ``redis2``:   two ``boulanger serve`` on one redis-server, each race's
@@ -164,7 +166,7 @@ def wait_healthy(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
 class Target:
     """The server side of a run: redis-server and server processes, pinned to core 0."""
 
-    KINDS = ("baseline", "baseline_q", "memory", "redis", "redis2", "redis2r")
+    KINDS = ("baseline", "baseline_q", "baseline_gc", "memory", "redis", "redis2", "redis2r")
 
     def __init__(self, kind: str, env: dict[str, str], fsync: str = "everysec") -> None:
         if kind not in self.KINDS:
@@ -230,6 +232,8 @@ class Target:
                 ]  # fmt: skip
                 if self.kind == "baseline_q":
                     args.append("--queued")
+                if self.kind == "baseline_gc":
+                    args.append("--gc-young")
             else:
                 args = [
                     sys.executable, "-m", "boulanger", "serve", "--host", "127.0.0.1",
