@@ -146,3 +146,46 @@ async def test_redis_restart_mid_race_loses_nothing(
     assert seqs == list(range(seqs[0], seqs[-1] + 1))
     for racer in (ann, bo):
         await racer.close()
+
+
+async def test_players_of_one_race_act_at_once_on_both_processes(
+    two_servers: tuple[ServerProcess, ServerProcess],
+) -> None:
+    """Each player's actions are in flight alongside the others' (they wait only
+    for their own): every action is acknowledged once, and both processes see
+    every event once, in order."""
+    a, b = two_servers
+    created = await create_race(a.base, code=CODE)
+    names = ["Ann", "Bo", "Cy", "Di", "Ed", "Flo"]
+    racers = [
+        await Racer((a if i % 2 == 0 else b).ws_base, created["race_id"]).connect()
+        for i in range(len(names))
+    ]
+    watchers = [await Racer(s.ws_base, created["race_id"]).connect() for s in (a, b)]
+    for i, (racer, name) in enumerate(zip(racers, names, strict=True)):
+        await racer.join(name, **({"host_key": created["host_key"]} if i == 0 else {}))
+    for watcher in watchers:
+        await watcher.spectate()
+    await _started(created, *racers, *watchers)
+
+    async def play(racer: Racer) -> list[int]:
+        seqs = []
+        for _ in range(15):
+            for answer in (await racer.move("col1", "cell1"), await racer.act("undo")):
+                assert answer["type"] == "ack", answer
+                seqs.append(answer["seq"])
+        return seqs
+
+    acked = [seq for seqs in await asyncio.gather(*map(play, racers)) for seq in seqs]
+    assert len(set(acked)) == len(acked) == 30 * len(racers)
+    async with asyncio.timeout(20):
+        for watcher in watchers:
+            while not any(e.get("seq") == max(acked) for e in watcher.events):
+                await asyncio.sleep(0.01)
+    assert watchers[0].events == watchers[1].events
+    progress = [e for e in watchers[0].events if e["type"] == "progress"]
+    assert sorted(e["seq"] for e in progress) == sorted(acked)
+    seqs = [e["seq"] for e in watchers[0].events]
+    assert seqs == list(range(seqs[0], seqs[-1] + 1))
+    for racer in (*racers, *watchers):
+        await racer.close()

@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 RECENT_EVENTS = 256
 _SEQ_PREFIX = '{"seq":'
 APPEND_ATTEMPTS = 8
+# How long an appended event may wait for the events before it over pub/sub
+# before the log is read instead.
+PUBSUB_PATIENCE_S = 0.5
 
 
 def now_ms() -> int:
@@ -48,7 +51,10 @@ class RaceHub:
         self.channel = race_channel(meta.race_id)
         self.connections: set[Connection] = set()
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_EVENTS)
-        self.lock = asyncio.Lock()
+        self.lock = asyncio.Lock()  # decisions about the whole race
+        self._player_locks: dict[str, asyncio.Lock] = {}  # one player's actions
+        # submit() calls waiting for the replica to reach a seq.
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self.last_used = time.monotonic()
         self._catching_up: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -124,6 +130,10 @@ class RaceHub:
 
     def _apply(self, event: dict[str, Any]) -> None:
         message = self.race.apply(event)
+        if self._waiters:
+            for seq, waiter in self._waiters:
+                if seq <= self.race.seq and not waiter.done():
+                    waiter.set_result(None)
         text = message.encode()
         self.recent.append((event["seq"], text))
         frame = text_frame(text)  # framed once for every recipient
@@ -183,14 +193,24 @@ class RaceHub:
     # -- requests --------------------------------------------------------
 
     async def submit(
-        self, decide: Callable[[], dict[str, Any] | Duplicate | None]
+        self,
+        decide: Callable[[], dict[str, Any] | Duplicate | None],
+        player_id: str | None = None,
     ) -> dict[str, Any] | Duplicate | None:
         """Decide against the replica and append; retry when another process appended first.
+
+        With ``player_id``, the decision concerns that player's game alone (an
+        action): it waits only for that player's earlier requests, so the
+        players of a race have their appends in flight together (each append
+        is a round trip to Redis). Other decisions wait for each other.
 
         Raises :class:`ProtocolError` (the decision's refusal, or ``try_again``
         when the broker is unreachable).
         """
-        async with self.lock:
+        lock = self.lock
+        if player_id is not None:
+            lock = self._player_locks.setdefault(player_id, asyncio.Lock())
+        async with lock:
             for _ in range(APPEND_ATTEMPTS):
                 decision = decide()
                 if decision is None or isinstance(decision, Duplicate):
@@ -211,13 +231,26 @@ class RaceHub:
                     if seq == self.race.seq + 1:
                         self._apply(event)
                     elif seq > self.race.seq:
-                        await self.catch_up()  # others' events came first: apply them, then ours
+                        await self._until_applied(seq)  # others' events came first
                     return event
                 except BrokerUnavailable:
                     raise ProtocolError(
                         "try_again", "the server cannot record actions right now; send it again"
                     ) from None
             raise ProtocolError("try_again", "the race is busy; send it again")
+
+    async def _until_applied(self, seq: int) -> None:
+        """Wait until the replica has applied ``seq``: the events before it come
+        by pub/sub, in order, right behind the append's answer; read the log
+        if they are slow (a dropped message, a broker reconnecting)."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((seq, waiter))
+        try:
+            await asyncio.wait_for(waiter, PUBSUB_PATIENCE_S)
+        except TimeoutError:
+            await self.catch_up()
+        finally:
+            self._waiters = [w for w in self._waiters if w[1] is not waiter]
 
     @staticmethod
     def _find(decision: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any] | None:

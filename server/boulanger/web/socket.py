@@ -174,7 +174,9 @@ class RaceSession(Session):
     async def _act(self, action: p.Action) -> None:
         player_id = self._player_id()
         race = self.hub.race
-        result = await self.hub.submit(lambda: race.decide_action(player_id, action, now_ms()))
+        result = await self.hub.submit(
+            lambda: race.decide_action(player_id, action, now_ms()), player_id
+        )
         if isinstance(result, Duplicate):
             seq, move = result.seq, result.move
         else:
