@@ -37,23 +37,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from boulanger.broker.base import Broker, Condition  # noqa: E402
 from boulanger.broker.redis import RedisBroker  # noqa: E402
-from support.servers import RedisProcess, _wait_for  # noqa: E402
-
-
-class PlainRedis(RedisProcess):
-    """A redis-server without AOF: the client's cost is what is measured."""
-
-    def start(self) -> None:
-        args = [
-            self.binary,
-            "--bind", "127.0.0.1",
-            "--port", str(self.port),
-            "--dir", self.dir,
-            "--save", "",
-            "--appendonly", "no",
-        ]  # fmt: skip
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _wait_for(self._answers, 10, "redis-server", self.proc)
+from support.servers import RedisProcess  # noqa: E402
 
 
 def old_broker_class(rev: str | None) -> tuple[str, Callable[[str], Broker]]:
@@ -127,7 +111,7 @@ async def one_run(
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    redis_proc = PlainRedis()
+    redis_proc = RedisProcess("--appendonly", "no")  # the client's cost is what is measured
     redis_proc.start()
     try:
         rev, old_class = old_broker_class(args.old)

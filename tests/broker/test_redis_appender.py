@@ -15,8 +15,6 @@ from boulanger.broker import BrokerUnavailable, Condition
 from boulanger.broker.redis import RedisBroker, _key
 from support.servers import RedisProcess
 
-from .test_redis_subscriber import ConfiguredRedis
-
 
 @pytest.fixture
 async def broker(own_redis: RedisProcess) -> AsyncIterator[RedisBroker]:
@@ -183,7 +181,7 @@ async def test_too_many_in_flight_is_refused(
 
 
 async def test_auth_and_a_database_of_the_url() -> None:
-    redis = ConfiguredRedis("--requirepass", "s3cret")
+    redis = RedisProcess("--requirepass", "s3cret")
     redis.start()
     try:
         for url, db in (
@@ -219,7 +217,7 @@ async def test_auth_and_a_database_of_the_url() -> None:
 
 async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
     path = tmp_path_factory.mktemp("sock") / "redis.sock"
-    redis = ConfiguredRedis("--unixsocket", str(path))
+    redis = RedisProcess("--unixsocket", str(path))
     redis.start()
     try:
         broker = RedisBroker(f"unix://{path}?db=2")

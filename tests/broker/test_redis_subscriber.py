@@ -6,8 +6,6 @@ import asyncio
 import logging
 import os
 import signal
-import socket
-import subprocess
 import time
 from collections.abc import AsyncIterator
 
@@ -19,35 +17,6 @@ from support.servers import RedisProcess
 
 from .conftest import eventually, subscribed
 from .test_brokers import Collector
-
-
-class ConfiguredRedis(RedisProcess):
-    """A throwaway redis-server with extra options (a password, a unix socket)."""
-
-    def __init__(self, *options: str) -> None:
-        super().__init__()
-        self.options = list(options)
-
-    def start(self) -> None:
-        args = [
-            self.binary,
-            "--bind", "127.0.0.1",
-            "--port", str(self.port),
-            "--dir", self.dir,
-            "--save", "",
-            *self.options,
-        ]  # fmt: skip
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16)[:1] in (b"+", b"-"):  # PONG, or NOAUTH: it is up
-                        return
-            except OSError:
-                time.sleep(0.05)
-        raise TimeoutError("redis-server did not come up")
 
 
 @pytest.fixture
@@ -193,7 +162,7 @@ async def test_a_subscription_made_while_connecting_is_not_lost(own_redis: Redis
 
 
 async def test_a_password_is_sent_with_auth() -> None:
-    redis = ConfiguredRedis("--requirepass", "s3cret")
+    redis = RedisProcess("--requirepass", "s3cret")
     redis.start()
     try:
         for url in (
@@ -220,7 +189,7 @@ async def test_a_password_is_sent_with_auth() -> None:
 
 async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
     path = tmp_path_factory.mktemp("sock") / "redis.sock"
-    redis = ConfiguredRedis("--unixsocket", str(path))
+    redis = RedisProcess("--unixsocket", str(path))
     redis.start()
     try:
         broker = open_broker(f"unix://{path}?db=0")

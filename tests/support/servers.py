@@ -40,9 +40,14 @@ def _wait_for(
 
 
 class RedisProcess:
-    """A redis-server on a free loopback port, with AOF on, in a temporary folder."""
+    """A redis-server on a free loopback port, with AOF on, in a temporary folder.
 
-    def __init__(self) -> None:
+    ``options`` go last on its command line, so they can override the
+    defaults (``"--appendonly", "no"``) or add to them (``"--requirepass", ...``).
+    """
+
+    def __init__(self, *options: str) -> None:
+        self.options = list(options)
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("redis-server is not installed (make system-deps installs it)")
@@ -65,6 +70,7 @@ class RedisProcess:
             "--appendfsync", "always",
             "--save", "",
             "--protected-mode", "no",
+            *self.options,
         ]  # fmt: skip
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _wait_for(self._answers, 10, "redis-server", self.proc)
@@ -72,7 +78,8 @@ class RedisProcess:
     def _answers(self) -> bool:
         with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
             sock.sendall(b"PING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
+            # PONG, or NOAUTH when it wants a password: either way it is up.
+            return sock.recv(16).startswith((b"+PONG", b"-NOAUTH"))
 
     def stop(self, kill: bool = False) -> None:
         if self.proc is not None and self.proc.poll() is None:
