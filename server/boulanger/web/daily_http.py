@@ -15,6 +15,7 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
@@ -31,7 +32,7 @@ from .connection import (
     CLOSE_TRY_AGAIN,
 )
 from .daily import LiveBoard, challenge
-from .http import MAX_BODY, error
+from .http import error, json_body
 from .hub import now_ms
 from .session import Session, limited_per_address, refuse
 
@@ -100,16 +101,10 @@ def _player_key(value: Any) -> str:
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise Refused(413, "bad_message", "body too large")
     try:
-        data = json.loads(body or b"{}")
-    except ValueError:
-        raise Refused(400, "bad_message", "the body is not JSON") from None
-    if not isinstance(data, dict):
-        raise Refused(400, "bad_message", "the body must be a JSON object")
-    return data
+        return await json_body(request)
+    except HTTPException as exc:
+        raise Refused(exc.status_code, "bad_message", str(exc.detail)) from None
 
 
 def _refusals(handler: Any) -> Any:

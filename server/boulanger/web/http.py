@@ -52,7 +52,8 @@ async def healthz(request: Request) -> Response:
     return JSONResponse(body, status_code=200 if ok else 503)
 
 
-async def _json_body(request: Request) -> dict[str, Any]:
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object (empty body: ``{}``); HTTPException 413 or 400 otherwise."""
     body = await request.body()
     if len(body) > MAX_BODY:
         raise HTTPException(413, "body too large")
@@ -69,7 +70,7 @@ async def create_race(request: Request) -> Response:
     server = _server(request)
     address = request.client.host if request.client else "?"
     try:
-        data = await _json_body(request)
+        data = await json_body(request)
     except HTTPException as exc:
         return error(exc.status_code, "bad_message", str(exc.detail))
     unknown = set(data) - {"cells", "code", "practice"}
