@@ -229,3 +229,33 @@ async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
             await broker.close()
     finally:
         redis.cleanup()
+
+
+async def test_an_idle_connection_to_a_silent_redis_is_dropped_before_an_append_needs_it(
+    own_redis: RedisProcess,
+) -> None:
+    broker = RedisBroker(own_redis.url, health_check_interval=0.2, append_timeout=0.3)
+    await broker.start()
+    try:
+        assert await broker.append("idle", event(0), Condition()) == 1
+        appender = broker._appender
+        assert appender is not None
+        await asyncio.sleep(0.6)  # idle and healthy: PINGed, answered, kept
+        assert broker._appender is appender and not appender.closed
+        assert own_redis.proc is not None
+        os.kill(own_redis.proc.pid, signal.SIGSTOP)
+        try:
+            async with asyncio.timeout(3):  # a PING after 0.2 s, unanswered for 0.3 s
+                while not appender.closed:
+                    await asyncio.sleep(0.02)
+        finally:
+            os.kill(own_redis.proc.pid, signal.SIGCONT)
+        async with asyncio.timeout(10):
+            while True:
+                try:
+                    assert await broker.append("idle", event(1), Condition()) == 2
+                    break
+                except BrokerUnavailable:
+                    await asyncio.sleep(0.05)
+    finally:
+        await broker.close()

@@ -237,6 +237,12 @@ class _Subscriber(asyncio.Protocol):
 _Waiting = tuple["asyncio.Future[Any]", "bytes | None"]
 
 
+def _retrieved(done: asyncio.Future[Any]) -> None:
+    """A reply nobody awaits: take its outcome so that asyncio does not report it."""
+    if not done.cancelled():
+        done.exception()
+
+
 class _Appender(asyncio.Protocol):
     """The append connection: commands pipelined, replies matched to them in order.
 
@@ -249,10 +255,12 @@ class _Appender(asyncio.Protocol):
     :class:`BrokerUnavailable` and end the connection.
     """
 
-    def __init__(self, broker: RedisBroker, timeout: float) -> None:
+    def __init__(self, broker: RedisBroker, timeout: float, idle: float) -> None:
         loop = asyncio.get_running_loop()
         self._broker = broker
         self._loop = loop
+        self._idle = idle
+        self._idle_timer: asyncio.TimerHandle | None = None
         self._reader = RespReader()
         self._waiting: deque[_Waiting] = deque()
         self._out: list[bytes] = []
@@ -265,6 +273,20 @@ class _Appender(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
+        self._progress = self._loop.time()
+        self._idle_timer = self._loop.call_later(self._idle, self._ping_if_idle)
+
+    def _ping_if_idle(self) -> None:
+        """After ``idle`` silent seconds, a PING: the reply timer then tells a dead connection,
+        before an append finds out the slow way."""
+        self._idle_timer = None
+        if self.closed:
+            return
+        quiet = self._loop.time() - self._progress
+        if not self._waiting and quiet >= self._idle:
+            self.send(_PING, None).add_done_callback(_retrieved)
+            quiet = 0.0
+        self._idle_timer = self._loop.call_later(self._idle - quiet, self._ping_if_idle)
 
     def send(self, command: bytes, resend: bytes | None) -> asyncio.Future[Any]:
         """Queue ``command``; its reply comes in the returned future.
@@ -356,9 +378,10 @@ class _Appender(asyncio.Protocol):
         if not self.closed:
             self.closed = True
             self._broker._on_appender_lost(self)
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        for timer in (self._timer, self._idle_timer):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._idle_timer = None
         self._out = []
         waiting, self._waiting = self._waiting, deque()
         for done, _ in waiting:
@@ -504,7 +527,7 @@ class RedisBroker(Broker):
     async def _connect_appender(self) -> _Appender | BaseException:
         """Open the append connection; its failure is returned, not raised."""
         endpoint = self._endpoint
-        conn = _Appender(self, self._append_timeout)
+        conn = _Appender(self, self._append_timeout, self._health_interval)
         try:
             await endpoint.open(conn)
             setup = [endpoint.hello] if endpoint.hello else []
