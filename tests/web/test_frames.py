@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import WebSocketRoute
+from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
 from websockets.streams import StreamReader
 
+from boulanger.web.app import create_app
 from boulanger.web.connection import CLOSE_TRY_AGAIN, Connection
 from boulanger.web.frames import DirectSocket, RawSend, text_frame
+from boulanger.web.settings import Settings
 from support.servers import free_port
 
 
@@ -50,8 +55,35 @@ def test_no_raw_send_means_no_direct_socket() -> None:
 
 
 @contextlib.asynccontextmanager
+async def _uvicorn(app: ASGIApp, deflate: bool, lifespan: str = "off") -> AsyncIterator[str]:
+    """``app`` on a uvicorn server in this loop, as ``boulanger serve`` runs it; yields host:port."""
+    port = free_port()
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        ws="auto",
+        ws_per_message_deflate=deflate,
+        lifespan=lifespan,
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()  # raises what stopped the server
+            raise RuntimeError("the server stopped before it started")
+        await asyncio.sleep(0.01)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@contextlib.asynccontextmanager
 async def _serve(deflate: bool, sends: int, limit: int, pad: int = 0) -> AsyncIterator[dict]:
-    """A uvicorn server in this loop whose one endpoint sends through a Connection."""
+    """A server whose one endpoint sends through a Connection."""
     seen: dict = {}
 
     async def endpoint(websocket: WebSocket) -> None:
@@ -70,29 +102,24 @@ async def _serve(deflate: bool, sends: int, limit: int, pad: int = 0) -> AsyncIt
         await conn.shutdown()
 
     app = Starlette(routes=[WebSocketRoute("/ws", endpoint)], middleware=[Middleware(RawSend)])
-    port = free_port()
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        ws="auto",
-        ws_per_message_deflate=deflate,
-        lifespan="off",
-        log_level="warning",
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()  # raises what stopped the server
-            raise RuntimeError("the server stopped before it started")
-        await asyncio.sleep(0.01)
-    seen["url"] = f"ws://127.0.0.1:{port}/ws"
-    try:
+    async with _uvicorn(app, deflate) as address:
+        seen["url"] = f"ws://{address}/ws"
         yield seen
-    finally:
-        server.should_exit = True
-        await task
+
+
+async def test_the_race_server_writes_its_frames_itself() -> None:
+    """The application as ``boulanger serve`` runs it: race sockets take the direct path."""
+    app = create_app(Settings())
+    async with _uvicorn(app, deflate=False, lifespan="on") as address:
+        async with httpx.AsyncClient() as http:
+            created = (await http.post(f"http://{address}/api/races", json={})).json()
+        race_id = created["race_id"]
+        async with connect(f"ws://{address}/ws/races/{race_id}") as ws:
+            join = {"type": "join", "name": "Ann", "host_key": created["host_key"]}
+            await ws.send(json.dumps(join))
+            assert json.loads(await ws.recv())["type"] == "welcome"
+            hub = await app.state.server.hubs.get(race_id)
+            assert [conn.direct is not None for conn in hub.connections] == [True]
 
 
 # permessage-deflate negotiated: the frames need compressing, so they go
