@@ -23,11 +23,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
-import subprocess
 import sys
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,30 +34,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from boulanger.broker.base import Broker, Condition  # noqa: E402
 from boulanger.broker.redis import RedisBroker  # noqa: E402
+from compare import Timing, interleaved, old_redis_broker, print_medians  # noqa: E402
 from support.servers import RedisProcess  # noqa: E402
-
-
-def old_broker_class(rev: str | None) -> tuple[str, Callable[[str], Broker]]:
-    """``RedisBroker`` as of ``rev`` (default: before ``_Appender``), loaded from git."""
-    if rev is None:
-        added = subprocess.run(
-            ["git", "log", "-S", "class _Appender", "--format=%H", "--",
-             "server/boulanger/broker/redis.py"],
-            cwd=REPO, capture_output=True, text=True, check=True,
-        ).stdout.split()  # fmt: skip
-        rev = f"{added[-1]}^" if added else "HEAD"
-    source = subprocess.run(
-        ["git", "show", f"{rev}:server/boulanger/broker/redis.py"],
-        cwd=REPO, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    if "_append_loop" not in source:
-        sys.exit(f"{rev}:server/boulanger/broker/redis.py is not the redis-py pipeline version")
-    name = "boulanger.broker._redis_old_appends"
-    module = types.ModuleType(name)
-    module.__package__ = "boulanger.broker"  # its relative imports resolve to today's base
-    sys.modules[name] = module
-    exec(compile(source, f"{rev}:server/boulanger/broker/redis.py", "exec"), module.__dict__)
-    return rev, module.RedisBroker
 
 
 def make_event(n: int, size: int) -> dict[str, object]:
@@ -114,7 +89,12 @@ async def main_async(args: argparse.Namespace) -> None:
     redis_proc = RedisProcess("--appendonly", "no")  # the client's cost is what is measured
     redis_proc.start()
     try:
-        rev, old_class = old_broker_class(args.old)
+        rev, old_class = old_redis_broker(
+            args.old,
+            ["-S", "class _Appender", "--", "server/boulanger/broker/redis.py"],
+            "_append_loop",
+            "the redis-py pipeline version",
+        )
         url = redis_proc.url
         variants: dict[str, Callable[[], Broker]] = {
             "old": lambda: old_class(url),
@@ -125,29 +105,13 @@ async def main_async(args: argparse.Namespace) -> None:
             f"{args.appends} appends of ~{args.size} bytes to {args.races} races by "
             f"{args.workers} coroutines, median of {args.runs} runs; old = {rev}"
         )
-        results: dict[str, list[tuple[float, float]]] = {name: [] for name in chosen}
-        for run in range(args.runs):  # interleaved, so drifts in machine load hit all alike
-            for name in chosen:
-                results[name].append(
-                    await one_run(
-                        variants[name],
-                        f"{name}{run}",
-                        args.appends,
-                        args.races,
-                        args.workers,
-                        args.size,
-                    )
-                )
-        print(f"{'variant':<8} {'µs/append (CPU)':>16} {'appends/s wall':>15}  runs µs/append")
-        for name in chosen:
-            cpus = [cpu for cpu, _ in results[name]]
-            walls = [wall for _, wall in results[name]]
-            cpu = statistics.median(cpus)
-            wall = statistics.median(walls)
-            each = " ".join(f"{c / args.appends * 1e6:.1f}" for c in cpus)
-            print(
-                f"{name:<8} {cpu / args.appends * 1e6:>16.1f} {args.appends / wall:>15,.0f}  {each}"
+
+        async def run(name: str, number: int) -> Timing:
+            return await one_run(
+                variants[name], f"{name}{number}", args.appends, args.races, args.workers, args.size
             )
+
+        print_medians(await interleaved(chosen, args.runs, run), args.appends, "append")
     finally:
         redis_proc.cleanup()
 

@@ -25,11 +25,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import subprocess
 import sys
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,6 +41,7 @@ import redis  # noqa: E402
 from boulanger.broker.base import Broker, Listener  # noqa: E402
 from boulanger.broker.redis import RedisBroker  # noqa: E402
 from boulanger.broker.resp import RespReader, encode_command  # noqa: E402
+from compare import Timing, interleaved, old_redis_broker, print_medians  # noqa: E402
 from support.servers import RedisProcess  # noqa: E402
 
 BATCH = 1000
@@ -160,28 +159,6 @@ class StreamsSubscriber(Broker):
         raise NotImplementedError
 
 
-def old_broker_class(rev: str | None) -> tuple[str, Callable[[str], Broker]]:
-    """``RedisBroker`` as of ``rev`` (default: before resp.py), loaded from git."""
-    if rev is None:
-        added = subprocess.run(
-            ["git", "log", "--diff-filter=A", "--format=%H", "--", "server/boulanger/broker/resp.py"],
-            cwd=REPO, capture_output=True, text=True, check=True,
-        ).stdout.split()  # fmt: skip
-        rev = f"{added[-1]}^" if added else "HEAD"
-    source = subprocess.run(
-        ["git", "show", f"{rev}:server/boulanger/broker/redis.py"],
-        cwd=REPO, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    if "get_message" not in source:
-        sys.exit(f"{rev}:server/boulanger/broker/redis.py is not the redis-py PubSub version")
-    name = "boulanger.broker._redis_old"
-    module = types.ModuleType(name)
-    module.__package__ = "boulanger.broker"  # its relative imports resolve to today's base
-    sys.modules[name] = module
-    exec(compile(source, f"{rev}:server/boulanger/broker/redis.py", "exec"), module.__dict__)
-    return rev, module.RedisBroker
-
-
 async def one_run(
     make: Callable[[], Broker], port: int, messages: int, channels: int, size: int
 ) -> tuple[float, float]:
@@ -221,7 +198,12 @@ async def main_async(args: argparse.Namespace) -> None:
     redis_proc = RedisProcess()
     redis_proc.start()
     try:
-        rev, old_class = old_broker_class(args.old)
+        rev, old_class = old_redis_broker(
+            args.old,
+            ["--diff-filter=A", "--", "server/boulanger/broker/resp.py"],
+            "get_message",
+            "the redis-py PubSub version",
+        )
         url = redis_proc.url
         variants: dict[str, Callable[[], Broker]] = {
             "old": lambda: old_class(url),
@@ -233,27 +215,13 @@ async def main_async(args: argparse.Namespace) -> None:
             f"{args.messages} messages of {len(payload(0, args.size))} bytes on "
             f"{args.channels} channels, median of {args.runs} runs; old = {rev}"
         )
-        results: dict[str, list[tuple[float, float]]] = {name: [] for name in chosen}
-        for _ in range(args.runs):  # interleaved, so drifts in machine load hit all alike
-            for name in chosen:
-                results[name].append(
-                    await one_run(
-                        variants[name], redis_proc.port, args.messages, args.channels, args.size
-                    )
-                )
-        print(
-            f"{'variant':<8} {'µs/msg (CPU)':>13} {'msg/CPU s':>11} {'msg/s wall':>11}  runs µs/msg"
-        )
-        for name in chosen:
-            cpus = [cpu for cpu, _ in results[name]]
-            walls = [wall for _, wall in results[name]]
-            cpu = statistics.median(cpus)
-            wall = statistics.median(walls)
-            each = " ".join(f"{c / args.messages * 1e6:.2f}" for c in cpus)
-            print(
-                f"{name:<8} {cpu / args.messages * 1e6:>13.2f} {args.messages / cpu:>11,.0f} "
-                f"{args.messages / wall:>11,.0f}  {each}"
+
+        async def run(name: str, _: int) -> Timing:
+            return await one_run(
+                variants[name], redis_proc.port, args.messages, args.channels, args.size
             )
+
+        print_medians(await interleaved(chosen, args.runs, run), args.messages, "msg")
     finally:
         redis_proc.cleanup()
 
