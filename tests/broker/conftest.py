@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from boulanger.broker import Broker, open_broker
+
+B = TypeVar("B", bound=Broker)
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -18,6 +21,16 @@ async def broker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
     await opened.start()
     yield opened
     await opened.close()
+
+
+@contextlib.asynccontextmanager
+async def started(broker: B) -> AsyncIterator[B]:
+    """``broker`` started, and closed on the way out."""
+    await broker.start()
+    try:
+        yield broker
+    finally:
+        await broker.close()
 
 
 async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import time
 from collections.abc import AsyncIterator
 
@@ -12,8 +10,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from boulanger.broker import BrokerUnavailable, Condition
-from boulanger.broker.redis import RedisBroker, _key
+from boulanger.broker.redis import _APPEND_SHA, RedisBroker, _key
 from support.servers import RedisProcess
+
+from .conftest import started
 
 
 @pytest.fixture
@@ -26,6 +26,16 @@ async def broker(own_redis: RedisProcess) -> AsyncIterator[RedisBroker]:
 
 def event(n: int) -> dict[str, object]:
     return {"kind": "progress", "player": f"p{n % 7}", "n": n, "text": "é" * (n % 5)}
+
+
+async def append_once_back(broker: RedisBroker, race: str, n: int) -> int:
+    """Append ``event(n)`` as soon as Redis answers again (within 10 s); its seq."""
+    async with asyncio.timeout(10):
+        while True:
+            try:
+                return await broker.append(race, event(n), Condition())
+            except BrokerUnavailable:
+                await asyncio.sleep(0.05)
 
 
 async def test_concurrent_appends_get_consecutive_seqs_per_race(broker: RedisBroker) -> None:
@@ -66,14 +76,8 @@ async def test_appends_survive_a_flushed_script_cache(broker: RedisBroker) -> No
     stats = await broker.redis.info("commandstats")
     assert stats["cmdstat_eval"]["calls"] == 50  # the resends
     assert stats["cmdstat_evalsha"]["failed_calls"] == 50  # NOSCRIPT
-    assert await broker.redis.script_exists(broker_sha()) == [True]
+    assert await broker.redis.script_exists(_APPEND_SHA) == [True]
     assert await broker.append("flush", event(0), Condition()) == 52
-
-
-def broker_sha() -> str:
-    from boulanger.broker.redis import _APPEND_SHA
-
-    return _APPEND_SHA
 
 
 async def test_appends_work_again_after_redis_restarts(
@@ -81,15 +85,7 @@ async def test_appends_work_again_after_redis_restarts(
 ) -> None:
     assert await broker.append("restart", event(0), Condition()) == 1
     own_redis.restart()  # AOF on: the log survives, the script cache does not
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            seq = await broker.append("restart", event(1), Condition())
-            break
-        except BrokerUnavailable:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.05)
-    assert seq == 2
+    assert await append_once_back(broker, "restart", 1) == 2
     seqs = await asyncio.gather(
         *(broker.append("restart", event(n), Condition()) for n in range(20))
     )
@@ -107,22 +103,14 @@ async def test_a_refused_connection_fails_promptly_and_is_retried(
             await broker.append("down", event(1), Condition())
         assert time.monotonic() - start < 2  # refused at once, far from the 5 s timeout
     own_redis.start()
-    async with asyncio.timeout(10):
-        while True:
-            try:
-                assert await broker.append("down", event(1), Condition()) == 2  # AOF kept seq 1
-                break
-            except BrokerUnavailable:
-                await asyncio.sleep(0.05)
+    assert await append_once_back(broker, "down", 1) == 2  # AOF kept seq 1
 
 
 async def test_a_silent_redis_times_out_the_appends(
     own_redis: RedisProcess, broker: RedisBroker
 ) -> None:
     assert await broker.append("stopped", event(0), Condition()) == 1
-    assert own_redis.proc is not None
-    os.kill(own_redis.proc.pid, signal.SIGSTOP)
-    try:
+    with own_redis.paused():
         start = time.monotonic()
         results = await asyncio.gather(
             *(broker.append("stopped", event(n), Condition()) for n in range(10)),
@@ -131,16 +119,8 @@ async def test_a_silent_redis_times_out_the_appends(
         elapsed = time.monotonic() - start
         assert all(isinstance(result, BrokerUnavailable) for result in results)
         assert 0.4 < elapsed < 2  # append_timeout=0.5
-    finally:
-        os.kill(own_redis.proc.pid, signal.SIGCONT)
     # The answers that did not come may yet have been applied: the log says.
-    async with asyncio.timeout(10):
-        while True:
-            try:
-                seq = await broker.append("stopped", event(99), Condition())
-                break
-            except BrokerUnavailable:
-                await asyncio.sleep(0.05)
+    seq = await append_once_back(broker, "stopped", 99)
     assert seq == len(await broker.read("stopped", 0))
 
 
@@ -148,9 +128,7 @@ async def test_close_fails_the_awaited_appends(own_redis: RedisProcess) -> None:
     broker = RedisBroker(own_redis.url)
     await broker.start()
     assert await broker.append("closing", event(0), Condition()) == 1
-    assert own_redis.proc is not None
-    os.kill(own_redis.proc.pid, signal.SIGSTOP)  # nothing is answered
-    try:
+    with own_redis.paused():  # nothing is answered
         waiting = [
             asyncio.ensure_future(broker.append("closing", event(n), Condition())) for n in range(5)
         ]
@@ -160,8 +138,6 @@ async def test_close_fails_the_awaited_appends(own_redis: RedisProcess) -> None:
         assert all(isinstance(result, BrokerUnavailable) for result in results)
         with pytest.raises(BrokerUnavailable):
             await broker.append("closing", event(9), Condition())
-    finally:
-        os.kill(own_redis.proc.pid, signal.SIGCONT)
 
 
 async def test_too_many_in_flight_is_refused(
@@ -181,21 +157,15 @@ async def test_too_many_in_flight_is_refused(
 
 
 async def test_auth_and_a_database_of_the_url() -> None:
-    redis = RedisProcess("--requirepass", "s3cret")
-    redis.start()
-    try:
+    with RedisProcess("--requirepass", "s3cret") as redis:
         for url, db in (
             (f"redis://:s3cret@127.0.0.1:{redis.port}/0", 0),
             (f"redis://default:s3cret@127.0.0.1:{redis.port}/3", 3),
         ):
-            broker = RedisBroker(url)
-            await broker.start()
-            try:
+            async with started(RedisBroker(url)) as broker:
                 assert await broker.append(f"auth{db}", event(0), Condition()) == 1
                 assert await broker.append(f"auth{db}", event(1), Condition()) == 2
                 assert len(await broker.read(f"auth{db}", 0)) == 2
-            finally:
-                await broker.close()
             direct = aioredis.Redis(host="127.0.0.1", port=redis.port, password="s3cret", db=db)
             other = aioredis.Redis(host="127.0.0.1", port=redis.port, password="s3cret", db=5 - db)
             try:
@@ -204,58 +174,31 @@ async def test_auth_and_a_database_of_the_url() -> None:
             finally:
                 await direct.aclose()
                 await other.aclose()
-        broker = RedisBroker(f"redis://:wrong@127.0.0.1:{redis.port}")
-        await broker.start()
-        try:
+        async with started(RedisBroker(f"redis://:wrong@127.0.0.1:{redis.port}")) as broker:
             with pytest.raises(BrokerUnavailable):
                 await broker.append("nope", event(0), Condition())
-        finally:
-            await broker.close()
-    finally:
-        redis.cleanup()
 
 
 async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
     path = tmp_path_factory.mktemp("sock") / "redis.sock"
-    redis = RedisProcess("--unixsocket", str(path))
-    redis.start()
-    try:
-        broker = RedisBroker(f"unix://{path}?db=2")
-        await broker.start()
-        try:
+    with RedisProcess("--unixsocket", str(path)):
+        async with started(RedisBroker(f"unix://{path}?db=2")) as broker:
             assert await broker.append("unix", event(0), Condition()) == 1
             assert await broker.read("unix", 0) == [{"seq": 1, **event(0)}]
-        finally:
-            await broker.close()
-    finally:
-        redis.cleanup()
 
 
 async def test_an_idle_connection_to_a_silent_redis_is_dropped_before_an_append_needs_it(
     own_redis: RedisProcess,
 ) -> None:
-    broker = RedisBroker(own_redis.url, health_check_interval=0.2, append_timeout=0.3)
-    await broker.start()
-    try:
+    options = {"health_check_interval": 0.2, "append_timeout": 0.3}
+    async with started(RedisBroker(own_redis.url, **options)) as broker:
         assert await broker.append("idle", event(0), Condition()) == 1
         appender = broker._appender
         assert appender is not None
         await asyncio.sleep(0.6)  # idle and healthy: PINGed, answered, kept
         assert broker._appender is appender and not appender.closed
-        assert own_redis.proc is not None
-        os.kill(own_redis.proc.pid, signal.SIGSTOP)
-        try:
+        with own_redis.paused():
             async with asyncio.timeout(3):  # a PING after 0.2 s, unanswered for 0.3 s
                 while not appender.closed:
                     await asyncio.sleep(0.02)
-        finally:
-            os.kill(own_redis.proc.pid, signal.SIGCONT)
-        async with asyncio.timeout(10):
-            while True:
-                try:
-                    assert await broker.append("idle", event(1), Condition()) == 2
-                    break
-                except BrokerUnavailable:
-                    await asyncio.sleep(0.05)
-    finally:
-        await broker.close()
+        assert await append_once_back(broker, "idle", 1) == 2

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import signal
 import time
 from collections.abc import AsyncIterator
 
@@ -15,7 +13,7 @@ from boulanger.broker import open_broker
 from boulanger.broker.redis import RedisBroker
 from support.servers import RedisProcess
 
-from .conftest import eventually, subscribed
+from .conftest import eventually, started, subscribed
 from .test_brokers import Collector
 
 
@@ -79,16 +77,12 @@ async def test_a_silent_connection_is_detected_by_the_health_check(
     listener = Order()
     try:
         await subscribed(broker, "bk:silent", listener)
-        assert own_redis.proc is not None
         # A stopped process keeps its sockets open: only the PING's missing
         # answer tells the connection is dead.
-        os.kill(own_redis.proc.pid, signal.SIGSTOP)
-        try:
+        with own_redis.paused():
             start = time.monotonic()
             await eventually(lambda: not broker.connected.is_set(), timeout=5)
             assert time.monotonic() - start < 2
-        finally:
-            os.kill(own_redis.proc.pid, signal.SIGCONT)
         await asyncio.wait_for(broker.connected.wait(), 15)
         await broker.publish("bk:silent", "back")
         await eventually(lambda: "back" in listener.messages)
@@ -162,45 +156,27 @@ async def test_a_subscription_made_while_connecting_is_not_lost(own_redis: Redis
 
 
 async def test_a_password_is_sent_with_auth() -> None:
-    redis = RedisProcess("--requirepass", "s3cret")
-    redis.start()
-    try:
+    with RedisProcess("--requirepass", "s3cret") as redis:
         for url in (
             f"redis://:s3cret@127.0.0.1:{redis.port}/0",
             f"redis://default:s3cret@127.0.0.1:{redis.port}/2",
         ):
-            broker = open_broker(url)
-            await broker.start()
-            try:
+            async with started(open_broker(url)) as broker:
                 listener = Collector()
                 await subscribed(broker, "bk:auth", listener)
                 assert listener.resyncs == 1
-            finally:
-                await broker.close()
         # A wrong password: the broker keeps trying, reporting it, and closes cleanly.
-        broker = RedisBroker(f"redis://:wrong@127.0.0.1:{redis.port}")
-        await broker.start()
-        await asyncio.sleep(0.3)
-        assert not broker.connected.is_set()
-        await broker.close()
-    finally:
-        redis.cleanup()
+        async with started(RedisBroker(f"redis://:wrong@127.0.0.1:{redis.port}")) as wrong:
+            await asyncio.sleep(0.3)
+            assert not wrong.connected.is_set()
 
 
 async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
     path = tmp_path_factory.mktemp("sock") / "redis.sock"
-    redis = RedisProcess("--unixsocket", str(path))
-    redis.start()
-    try:
-        broker = open_broker(f"unix://{path}?db=0")
-        await broker.start()
-        try:
+    with RedisProcess("--unixsocket", str(path)):
+        async with started(open_broker(f"unix://{path}?db=0")) as broker:
             listener = Collector()
             await subscribed(broker, "bk:unix", listener)
-        finally:
-            await broker.close()
-    finally:
-        redis.cleanup()
 
 
 def test_the_url_is_read_as_redis_py_reads_it() -> None:

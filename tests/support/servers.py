@@ -95,6 +95,23 @@ class RedisProcess:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
+    def __enter__(self) -> RedisProcess:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stopped (SIGSTOP) meanwhile: its sockets stay open, nothing is answered."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            self.proc.send_signal(signal.SIGCONT)
+
 
 class ServerProcess:
     """``boulanger serve`` as a real process on a free port."""
