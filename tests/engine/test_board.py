@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterator
 
 import pytest
 
@@ -401,19 +402,24 @@ def _dig(board: Board) -> bool:
     return True
 
 
+def _random_play(board: Board, rng: random.Random, moves: int) -> Iterator[Board]:
+    """``board`` after each of up to ``moves`` random legal moves (it stops when stuck)."""
+    for _ in range(moves):
+        legal = board.legal_moves()
+        if not legal:
+            return
+        move = rng.choice(legal)
+        board.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+        yield board
+
+
 def test_the_dig_out_shortcut_only_claims_what_single_moves_achieve() -> None:
     """Where the shortcut says a foundation move is reachable, digging shows it is."""
     rng = random.Random(7)
     claimed = 0
     for deal in range(1, 60):
         for cells in (4, 2, 1):
-            board = Board.deal(GameCode(deal, cells))
-            for _ in range(120):
-                moves = board.legal_moves()
-                if not moves:
-                    break
-                move = rng.choice(moves)
-                board.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+            for board in _random_play(Board.deal(GameCode(deal, cells)), rng, 120):
                 if board._foundation_near():
                     claimed += 1
                     assert _dig(board), board.text()
@@ -425,13 +431,7 @@ def test_the_search_bound_changes_what_is_known_never_the_verdict() -> None:
     rng = random.Random(11)
     verdicts: set[tuple[bool | None, bool | None]] = set()
     for deal in range(1, 120):
-        board = Board.deal(GameCode(deal, rng.choice((1, 2, 4))))
-        for _ in range(100):
-            moves = board.legal_moves()
-            if not moves:
-                break
-            move = rng.choice(moves)
-            board.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+        for board in _random_play(Board.deal(GameCode(deal, rng.choice((1, 2, 4)))), rng, 100):
             if None not in board.cells and all(board.columns):
                 bounded, full = board.foundation_reachable(24), board.foundation_reachable(5000)
                 assert bounded is None or bounded == full, board.text()
