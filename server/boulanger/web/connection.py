@@ -7,6 +7,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Iterable
 
 from starlette.websockets import WebSocket, WebSocketState
 
@@ -136,3 +137,10 @@ class Connection:
     async def _drain(writer: asyncio.Task[None], queue: asyncio.Queue[str]) -> None:
         while not queue.empty() and not writer.done():
             await asyncio.sleep(0.01)
+
+
+def send_to_all(connections: Iterable[Connection], text: str) -> None:
+    """One message to many connections, framed once for all of them."""
+    frame = text_frame(text)
+    for conn in connections:
+        conn.send(text, frame)

@@ -26,10 +26,7 @@ from ..broker.daily import DailyStore, daily_channel, open_daily_store, parse_pu
 from ..race import daily as d
 from ..race.errors import ProtocolError
 from ..solver import catalog
-from .connection import (
-    Connection,
-)
-from .frames import text_frame
+from .connection import Connection, send_to_all
 from .hub import RaceHub, now_ms
 from .settings import Settings
 
@@ -214,6 +211,4 @@ class LiveBoard:
                     log.exception("daily %s: live leaderboard push failed", self.day)
                     continue
                 self.pushes += 1
-                frame = text_frame(text)
-                for conn in list(self.connections):
-                    conn.send(text, frame)
+                send_to_all(list(self.connections), text)

@@ -22,8 +22,7 @@ from ..broker import Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
 from ..race.errors import ProtocolError
 from ..race.race import Duplicate, Race, RaceMeta
-from .connection import CLOSE_REPLACED, Connection
-from .frames import text_frame
+from .connection import CLOSE_REPLACED, Connection, send_to_all
 
 log = logging.getLogger(__name__)
 
@@ -136,9 +135,7 @@ class RaceHub:
                     waiter.set_result(None)
         text = message.encode()
         self.recent.append((event["seq"], text))
-        frame = text_frame(text)  # framed once for every recipient
-        for conn in self.connections:
-            conn.send(text, frame)
+        send_to_all(self.connections, text)
         player_id = event.get("player_id")
         if player_id is not None and event["kind"] == "action":
             self._send_board(player_id)
@@ -150,10 +147,7 @@ class RaceHub:
         watchers = [c for c in self.connections if c.watching == player_id]
         if watchers:
             game = self.race.players[player_id].view()
-            text = p.BoardUpdate(player_id, game).encode()
-            frame = text_frame(text)
-            for conn in watchers:
-                conn.send(text, frame)
+            send_to_all(watchers, p.BoardUpdate(player_id, game).encode())
 
     def _arm_timer(self) -> None:
         if self._timer is not None:
