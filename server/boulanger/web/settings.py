@@ -28,6 +28,9 @@ class Settings:
     outbound_buffer_bytes: int = 256 * 1024
     message_burst: int = 40
     messages_per_second: float = 5.0
+    # Events sent in answer to resync (a snapshot counts as 8), per connection.
+    resync_burst: int = 128
+    resync_events_per_second: float = 16.0
     # Per client address.
     max_connections_per_address: int = 64
     races_per_minute_per_address: int = 20
