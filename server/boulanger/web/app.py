@@ -52,6 +52,7 @@ class Server:
             self.broker,
             settings.max_connections_per_address,
             settings.races_per_minute_per_address,
+            settings.address_lease_s,
         )
         self.solver = SolverPool()
         self.stopping = False

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WINDOW_S = 60.0  # races are counted over the last minute
-LEASE_S = 90.0  # a connection's lease in Redis lives this long unless renewed
-RENEW_S = 30.0  # ... and is renewed this often
 REDIS_PATIENCE_S = 1.0  # longer than this, and the local counters decide
 
 
@@ -105,15 +103,20 @@ class MemoryLimits:
     def expire(self) -> None:
         """Forget the addresses that created no race within the window."""
         cutoff = self.clock() - WINDOW_S
-        for key in [k for k, stamps in self.created.items() if not stamps or stamps[-1] <= cutoff]:
-            del self.created[key]
+        # A new dict rather than deletions: a dict never shrinks its table.
+        self.created = {k: s for k, s in self.created.items() if s and s[-1] > cutoff}
 
 
 class AddressLimits:
     """The limits as the server applies them; counters in Redis or in memory."""
 
-    def __init__(self, broker: Broker, max_connections: int, races_per_minute: int) -> None:
+    def __init__(
+        self, broker: Broker, max_connections: int, races_per_minute: int, lease_s: float = 90.0
+    ) -> None:
         self.local = MemoryLimits(max_connections, races_per_minute)
+        # A connection's lease in Redis lives this long unless renewed; it is
+        # renewed three times as often.
+        self.lease_ms = int(lease_s * 1000)
         self.redis: Any = getattr(broker, "redis", None) if broker.kind == "redis" else None
         self._leases: dict[str, Lease] = {}  # this process's leases in Redis, to renew
         self._prefix = f"{secrets.token_hex(6)}:"  # names this process's leases
@@ -157,7 +160,7 @@ class AddressLimits:
             member = f"{self._prefix}{next(self._ids)}"
             redis_key = f"bk:conns:{{{key}}}"
             admitted = await self._ask(
-                "enter", [redis_key], [self.local.max_connections, int(LEASE_S * 1000), member]
+                "enter", [redis_key], [self.local.max_connections, self.lease_ms, member]
             )
             if admitted is not None:
                 if not admitted:
@@ -204,7 +207,7 @@ class AddressLimits:
 
     async def _renew_loop(self) -> None:
         while True:
-            await asyncio.sleep(RENEW_S)
+            await asyncio.sleep(self.lease_ms / 3000)
             leases = list(self._leases.values())
             if not leases:
                 continue
@@ -213,7 +216,7 @@ class AddressLimits:
                     pipe = self.redis.pipeline(transaction=False)
                     for lease in leases:
                         self._scripts["renew"](
-                            keys=[lease.key], args=[int(LEASE_S * 1000), lease.member], client=pipe
+                            keys=[lease.key], args=[self.lease_ms, lease.member], client=pipe
                         )
                     await pipe.execute()
             except Exception as error:

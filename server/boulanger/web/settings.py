@@ -34,6 +34,9 @@ class Settings:
     # Per client address.
     max_connections_per_address: int = 64
     races_per_minute_per_address: int = 20
+    # With Redis: how long a connection's place in its address's count
+    # outlives a process that stopped renewing it (boulanger.web.limits).
+    address_lease_s: float = 90.0
     # Budget for telling whether an explicit game code is winnable.
     solve_budget_s: float = 1.0
     # How long a finished race's replica stays in a process's memory.
