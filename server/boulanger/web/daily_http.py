@@ -293,7 +293,7 @@ class Watcher(Session):
         try:
             message = p.decode(p.parse_json(text), d.CLIENT_MESSAGES)
         except ProtocolError as refused:
-            self.refuse(refused.code, refused.reason)
+            self.fault(refused.code, refused.reason)
             return
         if isinstance(message, p.Ping):
             self.conn.send(p.ServerPong(message.t).encode())

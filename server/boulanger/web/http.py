@@ -65,7 +65,9 @@ async def json_body(request: Request) -> dict[str, Any]:
     if kind != "application/json":
         raise HTTPException(415, "send the body as Content-Type: application/json")
     length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or len(length) > 12 or int(length) > MAX_BODY):
+    if length is not None and not (length.isascii() and length.isdigit()):
+        raise HTTPException(400, "Content-Length is not a number")
+    if length is not None and (len(length) > 12 or int(length) > MAX_BODY):
         raise HTTPException(413, f"the body is over {MAX_BODY} bytes")
     chunks = []
     size = 0

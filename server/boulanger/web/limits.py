@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .logs import RateLimit
+
 if TYPE_CHECKING:
     from ..broker import Broker
 
@@ -123,6 +125,7 @@ class AddressLimits:
         self._ids = itertools.count(1)
         self._renewer: asyncio.Task[None] | None = None
         self._scripts: dict[str, Any] = {}
+        self._warnings = RateLimit(lines=1, window=10.0)  # one line per outage, not per client
         if self.redis is not None:
             for name, body in _SCRIPTS.items():
                 self._scripts[name] = self.redis.register_script(body)
@@ -202,7 +205,13 @@ class AddressLimits:
             async with asyncio.timeout(REDIS_PATIENCE_S):
                 return int(await self._scripts[script](keys=keys, args=args))
         except Exception as error:  # unreachable, slow or restarting: count locally
-            log.warning("address limits: Redis did not answer (%s); counting locally", error)
+            admitted, dropped = self._warnings.admit()
+            if admitted:
+                log.warning(
+                    "address limits: Redis did not answer (%r); counting locally%s",
+                    error,
+                    f" ({dropped} more times before)" if dropped else "",
+                )
             return None
 
     async def _renew_loop(self) -> None:

@@ -100,7 +100,7 @@ class Session:
     def error(self, code: str, reason: str) -> None:
         self.conn.send(p.Error(code, reason).encode())
 
-    def refuse(self, code: str, reason: str, close: int | None = None) -> None:
+    def fault(self, code: str, reason: str, close: int | None = None) -> None:
         """A client's protocol error: answered, logged as one line, maybe closed."""
         client_fault(self.describe(), code, reason)
         self.error(code, reason)
@@ -145,14 +145,14 @@ class Session:
                 conn.last_heard = time.monotonic()
                 text = frame.get("text")
                 if text is None:
-                    self.refuse("bad_json", "binary frames are not accepted", CLOSE_UNSUPPORTED)
+                    self.fault("bad_json", "binary frames are not accepted", CLOSE_UNSUPPORTED)
                     return
                 if len(text) > self.settings.max_frame_bytes:
                     client_fault(self.describe(), "too_big", f"a frame of {len(text)} characters")
                     conn.close(CLOSE_TOO_BIG)
                     return
                 if not self.budget.take():
-                    self.refuse("bad_message", "too many messages: slow down", CLOSE_POLICY)
+                    self.fault("bad_message", "too many messages: slow down", CLOSE_POLICY)
                     return
                 await self.handle(text)
                 if conn.direct is None:

@@ -71,7 +71,7 @@ class RaceSession(Session):
         try:
             message = p.decode_client(text)
         except ProtocolError as error:
-            self.refuse(error.code, error.reason)
+            self.fault(error.code, error.reason)
             return
         action_id = getattr(message, "action_id", None)
         try:
@@ -176,7 +176,7 @@ class RaceSession(Session):
         missed = self.hub.missed_since(last_seq, RESYNC_EVENTS_MAX)
         cost = SNAPSHOT_COST if missed is None else len(missed)
         if not self.resync_budget.take(cost):
-            self.refuse("bad_message", "too many resyncs: slow down", CLOSE_POLICY)
+            self.fault("bad_message", "too many resyncs: slow down", CLOSE_POLICY)
             return
         if missed is None:
             race = self.hub.race
