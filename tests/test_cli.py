@@ -379,3 +379,14 @@ def test_card_suits_parse_like_fc_solve() -> None:
         "D": Card("AD"),
         "S": Card("AS"),
     }
+
+
+def test_serve_trusts_forwarded_addresses_only_from_loopback_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from boulanger.cli import build_parser
+
+    monkeypatch.delenv("BOULANGER_FORWARDED_ALLOW_IPS", raising=False)
+    assert build_parser().parse_args(["serve"]).forwarded_allow_ips == "127.0.0.1"
+    monkeypatch.setenv("BOULANGER_FORWARDED_ALLOW_IPS", "172.30.80.2")
+    assert build_parser().parse_args(["serve"]).forwarded_allow_ips == "172.30.80.2"

@@ -34,6 +34,7 @@ ERROR_CODES = (
     "nothing_to_undo",
     "unknown_player",
     "no_hints",
+    "too_many_races",
     "try_again",
     "internal",
 )

@@ -31,6 +31,7 @@ from . import protocol as p
 from .condition import Condition
 from .errors import ProtocolError
 from .ids import secret_hash, secret_matches
+from .names import clean_name, name_key
 from .standings import Standing, leaderboard_key, rank
 
 MAX_PLAYERS = 8
@@ -160,6 +161,14 @@ class Race:
         self.ends_at: int | None = None
         self.over_reason: str | None = None
         self.rematch: dict[str, Any] | None = None
+        self.rematch_seq = 0  # the rematch event's seq
+
+    @property
+    def rematch_message(self) -> p.RematchOpened:
+        """The rematch event as it was sent (the race has one)."""
+        assert self.rematch is not None
+        r = self.rematch
+        return p.RematchOpened(self.rematch_seq, FINISHED, r["race_id"], r["code"], r["url"])
 
     @property
     def race_id(self) -> str:
@@ -250,16 +259,17 @@ class Race:
         limit = 1 if self.meta.daily else MAX_PLAYERS
         if len(self.players) >= limit:
             raise ProtocolError("race_full", f"the race has {limit} player(s) already")
-        name = " ".join((message.name or "").split())
-        if not 1 <= len(name) <= p.NAME_MAX or not name.isprintable():
-            raise ProtocolError("bad_name", f"a name has 1 to {p.NAME_MAX} printable characters")
-        if any(pl.name.casefold() == name.casefold() for pl in self.players.values()):
-            raise ProtocolError("name_taken", f"{name!r} is taken in this race")
-        host = (
-            message.host_key is not None
-            and self.host_id is None
-            and secret_matches(message.host_key, self.meta.host_key_hash)
+        holds_key = message.host_key is not None and secret_matches(
+            message.host_key, self.meta.host_key_hash
         )
+        if self.meta.daily and not holds_key:
+            # Whoever learns an attempt's race id must not take the attempt.
+            raise ProtocolError("not_host", "a daily attempt is played by the holder of its key")
+        name = clean_name(message.name or "")
+        key = name_key(name)
+        if any(name_key(pl.name) == key for pl in self.players.values()):
+            raise ProtocolError("name_taken", f"{name!r} is taken (or looks like a name taken)")
+        host = holds_key and self.host_id is None
         return {
             "kind": "join",
             "at": now,
@@ -335,11 +345,14 @@ class Race:
             return {"kind": "over", "at": now, "reason": "time_limit"}
         return None
 
-    def decide_rematch(self, player_id: str, race_id: str, code: str) -> dict[str, Any]:
+    def decide_rematch(self, player_id: str, race_id: str, code: str) -> dict[str, Any] | None:
+        """The rematch event; None when the race has its rematch already (one per race)."""
         if player_id != self.host_id:
             raise ProtocolError("not_host", "only the race's host can open a rematch")
         if self.over_reason is None:
             raise ProtocolError("not_started", "a rematch opens once the race is over")
+        if self.rematch is not None:
+            return None
         return {
             "kind": "rematch",
             "at": 0,
@@ -422,6 +435,7 @@ class Race:
             return p.RaceOver(seq, FINISHED, self.over_reason, final)
         if kind == "rematch":
             self.rematch = {"race_id": event["race_id"], "code": event["code"], "url": event["url"]}
+            self.rematch_seq = seq
             return p.RematchOpened(
                 seq, self.state(now), event["race_id"], event["code"], event["url"]
             )

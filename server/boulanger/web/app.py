@@ -6,8 +6,6 @@ import asyncio
 import contextlib
 import gc
 import logging
-import time
-from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -25,7 +23,9 @@ from ..race.race import RaceMeta
 from . import http
 from .daily import Daily
 from .frames import RawSend
+from .headers import SecurityHeaders
 from .hub import Hubs, now_ms
+from .limits import AddressLimits
 from .settings import Settings
 from .socket import race_socket
 from .solving import SolverPool
@@ -35,37 +35,6 @@ log = logging.getLogger(__name__)
 
 SWEEP_INTERVAL_S = 30
 FULL_COLLECTION_SWEEPS = 10  # every 5 minutes
-
-
-class AddressLimits:
-    """Connections open and races created per client address."""
-
-    def __init__(self, max_connections: int, races_per_minute: int) -> None:
-        self.max_connections = max_connections
-        self.races_per_minute = races_per_minute
-        self.open: dict[str, int] = defaultdict(int)
-        self.created: dict[str, deque[float]] = defaultdict(deque)
-
-    def enter(self, address: str) -> bool:
-        if self.open[address] >= self.max_connections:
-            return False
-        self.open[address] += 1
-        return True
-
-    def leave(self, address: str) -> None:
-        self.open[address] -= 1
-        if self.open[address] <= 0:
-            del self.open[address]
-
-    def may_create(self, address: str) -> bool:
-        stamps = self.created[address]
-        now = time.monotonic()
-        while stamps and stamps[0] < now - 60:
-            stamps.popleft()
-        if len(stamps) >= self.races_per_minute:
-            return False
-        stamps.append(now)
-        return True
 
 
 class Server:
@@ -78,8 +47,12 @@ class Server:
         # attempts when their races are over (boulanger.web.daily).
         self.daily = Daily(self.broker, settings)
         self.hubs = Hubs(self.broker, settings.idle_race_s, on_over=self.daily.on_over)
+        # Per client address; in Redis when the broker is (boulanger.web.limits).
         self.addresses = AddressLimits(
-            settings.max_connections_per_address, settings.races_per_minute_per_address
+            self.broker,
+            settings.max_connections_per_address,
+            settings.races_per_minute_per_address,
+            settings.address_lease_s,
         )
         self.solver = SolverPool()
         self.stopping = False
@@ -87,6 +60,7 @@ class Server:
 
     async def start(self) -> None:
         await self.broker.start()
+        await self.addresses.start()
         self._sweeper = asyncio.create_task(self._sweep_loop())
 
     async def stop(self) -> None:
@@ -97,6 +71,7 @@ class Server:
                 await self._sweeper
         await self.hubs.close()
         await self.daily.close()  # daily challenge
+        await self.addresses.close()
         await self.broker.close()
         self.solver.close()
 
@@ -107,6 +82,7 @@ class Server:
             sweeps += 1
             with contextlib.suppress(Exception):
                 await self.hubs.sweep()
+            self.addresses.sweep()
             if sweeps % FULL_COLLECTION_SWEEPS == 0:
                 gc.collect()  # see boulanger serve: the oldest generation is collected here
 
@@ -192,6 +168,8 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         lifespan=lifespan,
         exception_handlers=http.EXCEPTION_HANDLERS,
         middleware=[
+            # CSP, nosniff, frame and referrer policies on every answer (web/headers.py).
+            Middleware(SecurityHeaders),
             # Lets a connection write frames straight to its socket (web/frames.py).
             Middleware(RawSend),
             # The client's files shrink to about a quarter (WebSockets are untouched).

@@ -270,10 +270,12 @@ class RaceHub:
         with contextlib.suppress(BrokerUnavailable):
             await self.broker.publish(self.channel, json.dumps(event))
 
-    def missed_since(self, last_seq: int) -> list[str] | None:
-        """Encoded events after ``last_seq``, or None when they are no longer kept."""
+    def missed_since(self, last_seq: int, most: int = RECENT_EVENTS) -> list[str] | None:
+        """Encoded events after ``last_seq``; None when they are more than ``most`` or gone."""
         if last_seq >= self.race.seq:
             return []
+        if self.race.seq - last_seq > most:
+            return None
         if not self.recent or self.recent[0][0] > last_seq + 1:
             return None
         return [text for seq, text in self.recent if seq > last_seq]

@@ -28,9 +28,15 @@ class Settings:
     outbound_buffer_bytes: int = 256 * 1024
     message_burst: int = 40
     messages_per_second: float = 5.0
+    # Events sent in answer to resync (a snapshot counts as 8), per connection.
+    resync_burst: int = 128
+    resync_events_per_second: float = 16.0
     # Per client address.
     max_connections_per_address: int = 64
     races_per_minute_per_address: int = 20
+    # With Redis: how long a connection's place in its address's count
+    # outlives a process that stopped renewing it (boulanger.web.limits).
+    address_lease_s: float = 90.0
     # Budget for telling whether an explicit game code is winnable.
     solve_budget_s: float = 1.0
     # How long a finished race's replica stays in a process's memory.

@@ -20,7 +20,9 @@ from ..race.ids import new_player_id, new_secret
 from ..race.race import FINISHED, Duplicate
 from .connection import (
     CLOSE_NO_RACE,
+    CLOSE_POLICY,
     CLOSE_TRY_AGAIN,
+    TokenBucket,
 )
 from .hub import RaceHub, now_ms
 from .session import Session, limited_per_address, refuse
@@ -29,6 +31,10 @@ if TYPE_CHECKING:
     from .app import Server
 
 log = logging.getLogger(__name__)
+
+# A client further behind than this gets a snapshot instead of the events.
+RESYNC_EVENTS_MAX = 32
+SNAPSHOT_COST = 8
 
 
 @limited_per_address
@@ -52,6 +58,8 @@ class RaceSession(Session):
     def __init__(self, server: Server, hub: RaceHub, websocket: WebSocket) -> None:
         super().__init__(server, websocket)
         self.hub = hub
+        settings = server.settings
+        self.resync_budget = TokenBucket(settings.resync_burst, settings.resync_events_per_second)
 
     def describe(self) -> str:
         return f"race {self.hub.race_id} player {self.conn.player_id}"
@@ -63,7 +71,7 @@ class RaceSession(Session):
         try:
             message = p.decode_client(text)
         except ProtocolError as error:
-            self.error(error.code, error.reason)
+            self.fault(error.code, error.reason)
             return
         action_id = getattr(message, "action_id", None)
         try:
@@ -159,7 +167,17 @@ class RaceSession(Session):
         ).encode()
 
     def _resync(self, last_seq: int) -> None:
-        missed = self.hub.missed_since(last_seq)
+        """The events after ``last_seq``, or a snapshot when more than a few are missed.
+
+        What a resync sends counts against a budget of its own (a snapshot as
+        :data:`SNAPSHOT_COST` events): a 40-byte request must not buy a
+        stream of events that the message budget never sees.
+        """
+        missed = self.hub.missed_since(last_seq, RESYNC_EVENTS_MAX)
+        cost = SNAPSHOT_COST if missed is None else len(missed)
+        if not self.resync_budget.take(cost):
+            self.fault("bad_message", "too many resyncs: slow down", CLOSE_POLICY)
+            return
         if missed is None:
             race = self.hub.race
             pid = self.conn.player_id
@@ -210,9 +228,17 @@ class RaceSession(Session):
         conn.send(p.BoardUpdate(player_id, race.players[player_id].view()).encode())
 
     async def _rematch(self) -> None:
+        """One rematch per race: asking again answers the one opened (to this connection)."""
         race = self.hub.race
         player_id = self._player_id()
-        race.decide_rematch(player_id, "-", "-")  # refuse early, before creating anything
+        # Refuse early, before creating anything.
+        if race.decide_rematch(player_id, "-", "-") is None:
+            self.conn.send(race.rematch_message.encode())
+            return
+        # A rematch is a race created by the host: it counts against their address.
+        address = self.websocket.client.host if self.websocket.client else "?"
+        if not await self.server.addresses.may_create(address):
+            raise ProtocolError("too_many_races", "too many races created from this address")
         # The new race takes the old host key: the host's client already holds it.
         created = await self.server.create_race(
             cells=race.code.cells,
@@ -220,7 +246,9 @@ class RaceSession(Session):
             host_key_hash=race.meta.host_key_hash,
         )
         new_id, code = created["race_id"], created["code"]
-        await self.hub.submit(lambda: race.decide_rematch(player_id, new_id, code))
+        opened = await self.hub.submit(lambda: race.decide_rematch(player_id, new_id, code))
+        if opened is None:  # another connection's rematch came first: the new race goes unused
+            self.conn.send(race.rematch_message.encode())
 
     async def _hint(self) -> None:
         race = self.hub.race
