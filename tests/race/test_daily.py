@@ -160,6 +160,13 @@ def test_entries_round_trip_and_wire_form() -> None:
         "actions": 118,
         "score": 560,
         "foundation_cards": 52,
+        "review": None,
+    }
+    held = d.DailyEntry("Bot", "won", 9_000, 97, 560, 52, review="median 2 ms")
+    assert d.DailyEntry.from_dict(json.loads(json.dumps(held.to_dict()))) == held
+    assert d.RankedEntry(None, 18, held).to_wire()["review"] == {
+        "status": "held",
+        "reason": "median 2 ms",
     }
 
 
@@ -188,6 +195,10 @@ def test_share_text_tells_the_result_without_the_deal() -> None:
     lost = d.RankedEntry(300, 41, d.DailyEntry("Bo", "resigned", 60_000, 212, 150, 37))
     assert d.share_text(day, lost, 340, 0) == (
         "Baker's Game daily 2026-11-30: 37/52 cards, 212 actions, #300 of 340."
+    )
+    held = d.RankedEntry(None, 42, d.DailyEntry("Bot", "won", 9_000, 97, 560, 52, review="x"))
+    assert d.share_text(day, held, 340, 0, par=94) == (
+        "Baker's Game daily 2026-11-30: won in 0:09.0, 97 actions (par 94), held for review."
     )
     assert d.format_time(3_725_000) == "1:02:05.0"
 

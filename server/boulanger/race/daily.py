@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 from ..engine import GameCode
 from . import protocol as p
+from .review import review_wire
 from .standings import Standing
 
 CELLS = 4
@@ -126,6 +127,11 @@ def today(now_ms: int) -> date:
     return datetime.fromtimestamp(now_ms / 1000, UTC).date()
 
 
+def day_over(text: str, now_ms: int) -> bool:
+    """Whether the day ``text`` (``YYYY-MM-DD``) has ended at ``now_ms``."""
+    return today(now_ms) > parse_date(text)
+
+
 def day_start_ms(day: date) -> int:
     """Midnight UTC at the start of ``day``, in epoch milliseconds."""
     return (day - date(1970, 1, 1)).days * DAY_MS
@@ -170,7 +176,9 @@ class DailyEntry:
     """One player's result on a day: what the leaderboard shows.
 
     ``time_ms`` runs from the race's ``start_at`` to the win or the resign
-    (the time limit for a game still open when the limit passed).
+    (the time limit for a game still open when the limit passed). ``review``
+    is why the result is held (boulanger.race.review): a held entry is kept,
+    and shown to its player, but stays off the leaderboard.
     """
 
     name: str
@@ -179,9 +187,11 @@ class DailyEntry:
     actions: int
     score: int
     foundation_cards: int
+    review: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The stored form (``review`` only when held)."""
+        data: dict[str, Any] = {
             "name": self.name,
             "result": self.result,
             "time_ms": self.time_ms,
@@ -189,9 +199,13 @@ class DailyEntry:
             "score": self.score,
             "foundation_cards": self.foundation_cards,
         }
+        if self.review is not None:
+            data["review"] = self.review
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DailyEntry:
+        review = data.get("review")
         return cls(
             name=str(data["name"]),
             result=str(data["result"]),
@@ -199,6 +213,7 @@ class DailyEntry:
             actions=int(data["actions"]),
             score=int(data["score"]),
             foundation_cards=int(data["foundation_cards"]),
+            review=None if review is None else str(review),
         )
 
 
@@ -217,6 +232,7 @@ def entry_from_standing(standing: Standing, time_limit_ms: int) -> DailyEntry:
         actions=standing.actions,
         score=standing.score,
         foundation_cards=standing.foundation_cards,
+        review=standing.review,
     )
 
 
@@ -255,14 +271,16 @@ def entry_id_of(key: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class RankedEntry:
-    """An entry at its place on the leaderboard (``rank`` counts from 1)."""
+    """An entry at its place on the leaderboard (``rank`` counts from 1; None: held)."""
 
-    rank: int
+    rank: int | None
     entry_id: int
     entry: DailyEntry
 
     def to_wire(self) -> dict[str, Any]:
-        return {"rank": self.rank, "entry_id": self.entry_id, **self.entry.to_dict()}
+        fields = self.entry.to_dict()
+        fields["review"] = review_wire(self.entry.review)
+        return {"rank": self.rank, "entry_id": self.entry_id, **fields}
 
 
 # -- streaks and sharing --------------------------------------------------
@@ -292,14 +310,15 @@ def format_time(ms: int) -> str:
 def share_text(
     day: date, ranked: RankedEntry, total: int, streak_days: int, par: int | None = None
 ) -> str:
-    """One line to paste elsewhere; no board and no move (the deal stays unspoiled)."""
+    """One line to paste elsewhere: no code, no link, no board, no move (the deal stays secret)."""
     entry = ranked.entry
     if entry.result == WON:
         par_text = f" (par {par})" if par is not None else ""
         outcome = f"won in {format_time(entry.time_ms)}, {entry.actions} actions{par_text}"
     else:
         outcome = f"{entry.foundation_cards}/52 cards, {entry.actions} actions"
-    text = f"Baker's Game daily {day.isoformat()}: {outcome}, #{ranked.rank} of {total}"
+    place = "held for review" if ranked.rank is None else f"#{ranked.rank} of {total}"
+    text = f"Baker's Game daily {day.isoformat()}: {outcome}, {place}"
     if streak_days > 1:
         text += f", {streak_days} days in a row"
     return text + "."

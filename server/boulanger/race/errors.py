@@ -33,7 +33,10 @@ ERROR_CODES = (
     "no_destination",
     "nothing_to_undo",
     "unknown_player",
+    "boards_hidden",
     "no_hints",
+    "daily_deal",
+    "not_yet",
     "try_again",
     "internal",
 )

@@ -41,12 +41,16 @@ RECENT_MAX = 20
 
 
 def challenge(day: date) -> dict[str, Any]:
-    """A day's challenge as ``GET /api/daily`` answers it."""
+    """A day's challenge as ``GET /api/daily`` answers it: today's code is withheld.
+
+    Today's deal reaches a player only in the ``race_starting`` of their own
+    attempt; anyone may see it once the day is over.
+    """
     code = d.game_code(day)
     entry = catalog.lookup(code)
     return {
         "date": day.isoformat(),
-        "code": str(code),
+        "code": None if day >= d.today(now_ms()) else str(code),
         "par": None if entry is None else entry.par,
         "next_at": d.next_at(day),
     }
@@ -65,6 +69,11 @@ class Daily:
         for board in list(self.boards.values()):
             await board.close()
         self.boards.clear()
+
+    @staticmethod
+    def deal_today() -> int:
+        """Today's daily deal number: no other race may be dealt it until the day ends."""
+        return d.deal_number(d.today(now_ms()))
 
     # -- results -----------------------------------------------------------
 

@@ -191,9 +191,10 @@ async def _create_race(
     server: Server, day: date, race_id: str, host_key: str, key_hash: str, *, ranked: bool
 ) -> None:
     info = challenge(day)
+    today = day == d.today(now_ms())
     meta = RaceMeta(
         race_id=race_id,
-        code=info["code"],
+        code=str(d.game_code(day)),
         created_at=now_ms(),
         host_key_hash=secret_hash(host_key),
         time_limit_s=server.settings.time_limit_s,
@@ -204,6 +205,9 @@ async def _create_race(
         daily=day.isoformat(),
         ranked=ranked,
         player_key_hash=key_hash,
+        # Today's deal stays secret until the day ends (docs/fair-play.md).
+        hidden_deal=today,
+        review=server.settings.review_limits().to_dict(),
     )
     await server.broker.create_race(race_id, meta.to_dict())
 
@@ -244,6 +248,9 @@ async def game_record(request: Request) -> Response:
     record = await _server(request).daily.store.game_record(day, int(text))
     if record is None:
         raise Refused(404, "unknown_entry", "no such entry")
+    if day == d.today(now_ms()):
+        # The first winner's record is everyone's solution: public once the day ends.
+        raise Refused(409, "not_yet", "today's game records are public once the day ends")
     return JSONResponse(record)
 
 
