@@ -53,6 +53,20 @@ def test_no_deal_comes_back_within_the_pool_size() -> None:
     assert d.deal_number(again) == d.deal_number(d.FIRST_DAY)
 
 
+def test_a_secret_schedule_is_unknowable_without_the_secret_and_still_never_repeats() -> None:
+    cycle = [d.FIRST_DAY + timedelta(days=n) for n in range(len(d.POOL))]
+    secret = [d.deal_number(day, "s3cret") for day in cycle]
+    assert sorted(secret) == sorted(d.POOL)  # every deal once per cycle
+    assert secret != [d.deal_number(day) for day in cycle]
+    assert secret != [d.deal_number(day, "another") for day in cycle]
+    following = [day + timedelta(days=len(d.POOL)) for day in cycle]
+    nxt = [d.deal_number(day, "s3cret") for day in following]
+    assert sorted(nxt) == sorted(d.POOL) and nxt != secret  # a new order each cycle
+    # Pinned: every process, and every later version, must deal the same.
+    assert secret[:3] == [507, 1777, 2173] and nxt[0] == 2010
+    assert str(d.game_code(d.FIRST_DAY, "s3cret")) == str(GameCode(507, 4))
+
+
 @pytest.mark.parametrize(
     "text",
     ["2026-13-01", "2026-02-30", "2026-1-1", "26-01-01", "", "2026-01-01T00:00", "２０２６-01-01"],

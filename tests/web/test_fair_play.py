@@ -229,6 +229,26 @@ async def test_no_hints_on_todays_daily_deal(redis_server: ServerProcess) -> Non
     await solo.close()
 
 
+async def test_a_daily_secret_makes_the_schedule_unknowable() -> None:
+    """The public schedule is in docs/protocol.md: a secret one is what keeps tomorrow unknown."""
+    secret = "a secret of this server's"
+    proc = ServerProcess("memory://", env={"BOULANGER_DAILY_SECRET": secret})
+    proc.start()
+    try:
+        first = (await _get(proc.base, f"/api/daily/{d.FIRST_DAY}")).json()
+        assert first["code"] == str(d.game_code(d.FIRST_DAY, secret))
+        assert first["code"] != str(d.game_code(d.FIRST_DAY))
+        today = d.game_code(_today(), secret)
+        async with httpx.AsyncClient(base_url=proc.base) as http:
+            refused = await http.post("/api/races", json={"code": str(GameCode(today.deal, 2))})
+            assert refused.json()["error"]["code"] == "daily_deal"
+            public = d.game_code(_today())
+            if public.deal != today.deal:  # the public schedule's deal is just a deal here
+                assert (await http.post("/api/races", json={"code": str(public)})).status_code == 201
+    finally:
+        proc.stop()
+
+
 async def _attempt(base: str, key: str, name: str) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=base) as http:
         answer = await http.post(

@@ -24,10 +24,28 @@ list, the deal of a date never depends on the catalog's state; the catalog
 only provides the par (a test checks that every pool deal is in it). To use
 more deals some day, keep the formula for the dates already played and
 switch to a new pool from a new first day.
+
+**A secret schedule.** That formula is public, so anyone can work out the
+deal of any date, and solve it, before the day begins. A server given a
+*daily secret* (``BOULANGER_DAILY_SECRET``, the same for all its processes)
+orders each run of ``len(POOL)`` days by the secret instead::
+
+    deal_number(day) = POOL[order(cycle)[day_number(day) % len(POOL)]]
+
+where ``cycle = day_number(day) // len(POOL)`` and ``order(cycle)`` sorts the
+positions ``0 .. len(POOL) - 1`` by ``HMAC-SHA256(secret, "cycle:position")``:
+still a permutation (no deal comes back within a cycle), the same in every
+process and after restarts, and unknowable without the secret, even to
+someone who has seen every deal so far. Setting or changing the secret
+changes the deal of every date, past ones included: set it once, before the
+first day is played.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import hmac
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -152,17 +170,31 @@ def day_number(day: date) -> int:
     return (day - FIRST_DAY).days
 
 
-def deal_number(day: date) -> int:
-    """The deal of ``day`` (see the module docstring)."""
+def deal_number(day: date, secret: str = "") -> int:
+    """The deal of ``day``: the public schedule, or the secret one (see the module docstring)."""
     number = day_number(day)
     if number < 0:
         raise DateError(f"no daily challenge before {FIRST_DAY.isoformat()}, not {day}")
+    if secret:
+        cycle, position = divmod(number, len(POOL))
+        return POOL[_secret_order(secret, cycle)[position]]
     return POOL[(number * STRIDE + OFFSET) % len(POOL)]
 
 
-def game_code(day: date) -> GameCode:
+@functools.lru_cache(maxsize=4)
+def _secret_order(secret: str, cycle: int) -> tuple[int, ...]:
+    """The pool's positions in the order of one cycle of the secret schedule."""
+    key = secret.encode()
+
+    def mark(position: int) -> bytes:
+        return hmac.new(key, f"{cycle}:{position}".encode(), hashlib.sha256).digest()
+
+    return tuple(sorted(range(len(POOL)), key=mark))
+
+
+def game_code(day: date, secret: str = "") -> GameCode:
     """The game code of ``day``'s challenge."""
-    return GameCode(deal_number(day), CELLS)
+    return GameCode(deal_number(day, secret), CELLS)
 
 
 # -- entries and the leaderboard order ----------------------------------

@@ -31,7 +31,7 @@ from .connection import (
     CLOSE_NO_RACE,
     CLOSE_TRY_AGAIN,
 )
-from .daily import LiveBoard, challenge
+from .daily import LiveBoard
 from .http import error, json_body
 from .hub import now_ms
 from .session import Session, limited_per_address, refuse
@@ -122,12 +122,12 @@ def _refusals(handler: Any) -> Any:
 
 @_refusals
 async def today_challenge(request: Request) -> Response:
-    return JSONResponse(challenge(d.today(now_ms())))
+    return JSONResponse(_server(request).daily.challenge(d.today(now_ms())))
 
 
 @_refusals
 async def day_challenge(request: Request) -> Response:
-    return JSONResponse(challenge(_day(request.path_params["date"])))
+    return JSONResponse(_server(request).daily.challenge(_day(request.path_params["date"])))
 
 
 @_refusals
@@ -182,7 +182,7 @@ async def create_attempt(request: Request) -> Response:
         "url": f"/race/{race_id}",
         "host_key": host_key,
         "ranked": ranked,
-        **challenge(day),
+        **daily.challenge(day),
     }
     return JSONResponse(answer, status_code=201)
 
@@ -190,11 +190,11 @@ async def create_attempt(request: Request) -> Response:
 async def _create_race(
     server: Server, day: date, race_id: str, host_key: str, key_hash: str, *, ranked: bool
 ) -> None:
-    info = challenge(day)
+    info = server.daily.challenge(day)
     today = day == d.today(now_ms())
     meta = RaceMeta(
         race_id=race_id,
-        code=str(d.game_code(day)),
+        code=str(server.daily.game_code(day)),
         created_at=now_ms(),
         host_key_hash=secret_hash(host_key),
         time_limit_s=server.settings.time_limit_s,
@@ -225,7 +225,7 @@ async def my_standing(request: Request) -> Response:
     total = (await daily.store.page(day, 0, 0)).total
     share = None
     if ranked is not None:
-        share = d.share_text(day, ranked, total, streak, challenge(day)["par"])
+        share = d.share_text(day, ranked, total, streak, daily.challenge(day)["par"])
     return JSONResponse(
         {
             "date": day.isoformat(),

@@ -40,6 +40,9 @@ class Settings:
     idle_race_s: float = 600.0
     # Daily challenge: days a day's leaderboard is kept after it ends (boulanger.web.daily).
     daily_retention_days: int = 90
+    # Orders the daily deals so that nobody can work out a future day's deal
+    # (boulanger.race.daily); the same in every process. Empty: the public schedule.
+    daily_secret: str = ""
     # Results held for review beyond these limits of human play (boulanger.race.review,
     # docs/fair-play.md); 0 turns a limit off.
     review_min_actions: int = _REVIEW.min_actions
