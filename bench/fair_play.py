@@ -68,7 +68,9 @@ async def _deal(racer: Racer) -> tuple[list[dict[str, Any]], float]:
     return solution.actions, time.perf_counter() - began
 
 
-async def _play(racer: Racer, line: list[dict], gaps_ms: list[int] | None, budget: Budget | None) -> None:
+async def _play(
+    racer: Racer, line: list[dict], gaps_ms: list[int] | None, budget: Budget | None
+) -> None:
     await racer.until_started()
     for i, move in enumerate(line):
         if gaps_ms is not None:
@@ -89,7 +91,9 @@ def _pace(record: dict[str, Any]) -> tuple[float, float]:
 def _line(name: str, standing: dict[str, Any], record: dict[str, Any] | None) -> str:
     review = standing["review"]
     verdict = "ok" if review is None else f"held: {review['reason']}"
-    won = f"won in {standing['time_ms'] / 1000:.1f} s" if standing["time_ms"] else standing["status"]
+    won = (
+        f"won in {standing['time_ms'] / 1000:.1f} s" if standing["time_ms"] else standing["status"]
+    )
     pace = ""
     if record is not None:
         median, fast = _pace(record)
@@ -149,7 +153,9 @@ async def daily(server: ServerProcess) -> None:
     await bot.close()
     print(_line("Bot", over["standings"][0], None))
     async with httpx.AsyncClient(base_url=server.base) as http:
-        me = (await http.get(f"/api/daily/{today['date']}/me", headers={"X-Player-Key": key})).json()
+        me = (
+            await http.get(f"/api/daily/{today['date']}/me", headers={"X-Player-Key": key})
+        ).json()
         board = (await http.get(f"/api/daily/{today['date']}/leaderboard")).json()
     print(f"daily: rank {me['rank']}, leaderboard total {board['total']}, share {me['share']!r}")
 

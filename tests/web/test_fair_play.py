@@ -244,7 +244,9 @@ async def test_a_daily_secret_makes_the_schedule_unknowable() -> None:
             assert refused.json()["error"]["code"] == "daily_deal"
             public = d.game_code(_today())
             if public.deal != today.deal:  # the public schedule's deal is just a deal here
-                assert (await http.post("/api/races", json={"code": str(public)})).status_code == 201
+                assert (
+                    await http.post("/api/races", json={"code": str(public)})
+                ).status_code == 201
     finally:
         proc.stop()
 
