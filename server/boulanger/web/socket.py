@@ -212,6 +212,7 @@ class RaceSession(Session):
         created = await self.server.create_race(
             cells=race.code.cells,
             practice=race.meta.practice,
+            open_boards=race.meta.open_boards,
             host_key_hash=race.meta.host_key_hash,
         )
         new_id, code = created["race_id"], created["code"]  # code: null, the deal is secret
