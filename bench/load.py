@@ -268,8 +268,14 @@ class Target:
 
 
 def solutions(count: int = DEALS) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(code, solution actions) of the first ``count`` catalog deals; solved once, cached."""
+    """(code, solution actions) of the first ``count`` catalog deals; solved once, cached.
+
+    Today's daily deal is left out: no race may be created on it until the day ends.
+    """
+    from boulanger.race.daily import deal_number, today
     from boulanger.solver import catalog, solve
+
+    daily = deal_number(today(int(time.time() * 1000)))
 
     cache: dict[str, list[dict[str, Any]]] = {}
     if SOLUTIONS.exists():
@@ -280,6 +286,8 @@ def solutions(count: int = DEALS) -> list[tuple[str, list[dict[str, Any]]]]:
     for entry in catalog.entries(4):
         if len(out) == count:
             break
+        if entry.code.deal == daily:
+            continue
         code = str(entry.code)
         if code not in cache:
             found = solve(code, budget=10)

@@ -119,7 +119,7 @@ export class RaceView {
     const name = h('input', { id: 'join-name', name: 'name', maxlength: 24, autocomplete: 'nickname', required: true, value: savedName() });
     const form = h('form', { class: 'panel join' },
       h('h1', {}, 'Join the race'),
-      info ? h('p', {}, `Game code ${info.code} · ${cellsText(info.cells)} · ${(info.players || []).length} of 8 players`) : null,
+      info ? h('p', {}, `${info.code ? `Game code ${info.code}` : 'The deal is dealt when the race starts'} · ${cellsText(info.cells)} · ${(info.players || []).length} of 8 players`) : null,
       problem ? h('p', { class: 'problem', role: 'alert' }, problem) : null,
       started
         ? h('p', {}, closed)
@@ -189,6 +189,10 @@ export class RaceView {
         return this.render();
       case 'race_starting':
         Object.assign(this.race, { state: msg.race_state || 'countdown', start_at: msg.start_at, ends_at: msg.ends_at });
+        // The deal arrives now: a secret one was in no snapshot. Today's daily
+        // code stays off the page (it is secret until the day ends).
+        if (msg.code && !this.isDaily()) this.race.code = msg.code;
+        if (msg.game && this.role === 'player' && !this.confirmed) this.setGame(msg.game);
         this.clock(msg.now);
         this.startTimer();
         return this.render();
@@ -204,7 +208,7 @@ export class RaceView {
         this.race.leaderboard = (msg.standings || []).map((s) => s.player_id);
         return this.render();
       case 'rematch':
-        this.race.rematch = { race_id: msg.race_id, code: msg.code, url: msg.url };
+        this.race.rematch = { race_id: msg.race_id, code: msg.code || null, url: msg.url };
         this.rematchCreds(msg.race_id);
         return this.render();
       case 'ack': return this.onAck(msg);
@@ -296,6 +300,10 @@ export class RaceView {
     }
   }
 
+  isDaily() {
+    return Boolean((this.race && this.race.daily) || this.creds.daily);
+  }
+
   isHost() {
     return this.role === 'player' && this.me !== null && this.race && this.race.host_id === this.me;
   }
@@ -346,7 +354,7 @@ export class RaceView {
     this.startSent = false;
     this.rematchSent = false;
     this.render();
-    if (msg.code === 'unknown_player' && this.watching) {
+    if ((msg.code === 'unknown_player' || msg.code === 'boards_hidden') && this.watching) {
       this.watching = null;
       this.watchedGame = null;
       this.render();
@@ -560,7 +568,8 @@ export class RaceView {
     clear(el,
       h('h1', {}, this.creds.daily ? `Daily challenge ${this.creds.daily}` : race.practice ? 'Practice' : 'Race'),
       this.creds.daily ? h('span', { class: 'badge' }, this.creds.ranked ? 'ranked' : 'practice') : null,
-      h('span', { class: 'code', title: 'game code' }, race.code),
+      race.code ? h('span', { class: 'code', title: 'game code' }, race.code) : null,
+      race.open_boards ? h('span', { class: 'tag open-boards', title: 'spectators watch every board live' }, 'open boards') : null,
       h('span', { class: 'meta' }, `${cellsText(race.cells)} · ${phaseText}`),
       race.par ? h('span', { class: 'meta' }, `par ${race.par}`) : null,
       h('span', { class: 'meta ends', 'data-ends': '' }),
@@ -630,7 +639,7 @@ export class RaceView {
     if (this.race.rematch && phase === 'finished') {
       const url = this.race.rematch.url || `/race/${this.race.rematch.race_id}`;
       el.prepend(h('div', { class: 'notice rematch', role: 'alert' },
-        `A rematch is open on ${this.race.rematch.code}. `,
+        'A rematch is open, on a new deal. ',
         h('a', { href: url, class: 'button primary', 'data-link': '' }, 'Go to the rematch')));
     }
   }
@@ -645,6 +654,9 @@ export class RaceView {
         h('label', { for: 'share-link' }, 'Send this link to the players'),
         h('div', { class: 'row' }, h('input', { id: 'share-link', readonly: true, value: link, onfocus: (e) => e.target.select() }), copyButton(() => link, 'Copy link')),
         h('p', { class: 'small' }, 'Spectators: ', h('a', { href: watchLink }, 'watch link'), ' ', copyButton(() => watchLink, 'Copy'))),
+      this.race.practice || this.creds.daily ? null : h('p', { class: 'small fair-play' }, this.race.open_boards
+        ? 'Open boards: spectators watch every board live.'
+        : 'Fair play: the deal is dealt when the race starts, and nobody sees a board until its player has finished.'),
       h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`));
     if (this.isHost() && this.creds.autostart) {
       panel.appendChild(h('p', {}, 'Starting…'));
@@ -668,7 +680,8 @@ export class RaceView {
     const reason = { time_limit: 'The time limit is over.', all_done: 'Every player has finished.' }[this.raceOverReason] || 'The race is over.';
     return h('div', { class: 'panel results' },
       h('h2', {}, 'Results'),
-      h('p', {}, reason),
+      h('p', {}, reason, this.race.open_boards ? ' This race had open boards: spectators watched every board live.' : ''),
+      mine && mine.review ? h('p', { class: 'held', role: 'status' }, `Your result is held for review: ${mine.review.reason}.`) : null,
       h('table', { class: 'results-table' },
         h('thead', {}, h('tr', {}, ['#', 'Player', 'Time', 'Cards', 'Score', 'Moves', 'Result'].map((t) => h('th', { scope: 'col' }, t)))),
         h('tbody', {}, order.map((p, i) => h('tr', { class: p.player_id === this.me ? 'me' : '' },
@@ -678,7 +691,8 @@ export class RaceView {
           h('td', {}, `${p.foundation_cards}/52`),
           h('td', {}, String(p.score)),
           h('td', {}, String(p.actions)),
-          h('td', {}, STATUS_TEXT[p.status] || p.status))))),
+          h('td', {}, STATUS_TEXT[p.status] || p.status,
+            p.review ? h('span', { class: 'tag held', title: p.review.reason }, 'held for review') : null))))),
       h('div', { class: 'share' },
         h('label', { for: 'share-text' }, 'Share'),
         h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 2 }, shareText), copyButton(() => shareText, 'Copy'))),
@@ -691,13 +705,18 @@ export class RaceView {
   }
 
   shareText(mine, total) {
-    const url = `${location.origin}/race/${this.raceId}`;
-    const code = this.race.code;
-    if (!mine) return `Baker's Game race on ${code}: ${url}`;
-    const result = mine.status === 'won'
+    const result = !mine ? null : mine.status === 'won'
       ? `won${mine.rank ? ` (${ordinal(mine.rank)} of ${total})` : ''} in ${clock(mine.time_ms || 0)}`
       : `got ${mine.foundation_cards}/52 cards to the foundations`;
-    return `Baker's Game ${code}: I ${result}, score ${mine.score}. ${url}`;
+    // A daily's deal is secret until the day ends: no code, no link to the attempt.
+    if (this.isDaily()) {
+      const day = this.race.daily || this.creds.daily;
+      return result ? `Baker's Game daily ${day}: I ${result}, score ${mine.score}.` : `Baker's Game daily ${day}.`;
+    }
+    const url = `${location.origin}/race/${this.raceId}`;
+    const deal = this.race.code ? ` ${this.race.code}` : '';
+    if (!result) return `Baker's Game race${deal}: ${url}`;
+    return `Baker's Game${deal}: I ${result}, score ${mine.score}. ${url}`;
   }
 
   renderBoard(el, phase) {
@@ -711,7 +730,8 @@ export class RaceView {
       }
       clear(caption, watched
         ? `Watching ${watched.name}${this.watchedGame ? '' : ' (loading)'}`
-        : 'Choose a player to watch in the list.');
+        : this.mayWatchPlaying(phase) ? 'Choose a player to watch in the list.'
+          : 'Boards are hidden until their players finish: choose a player who has finished.');
       if (watched && this.role === 'player') caption.append(' ', h('button', { type: 'button', onclick: () => { this.watch(null); } }, 'Back to my board'));
       this.boardView.el.hidden = !this.watchedGame;
       if (this.watchedGame) this.boardView.update(this.watchedGame.board, { interactive: false, highlight: null });
@@ -730,8 +750,17 @@ export class RaceView {
     return order.map((id) => this.players.get(id));
   }
 
+  // Whether I may watch the boards of players still playing: spectators (and
+  // finished players) of a race with open boards once the deal is dealt, and
+  // everyone once it is over (docs/protocol.md, "Boards").
+  mayWatchPlaying(phase) {
+    if (phase === 'finished') return true;
+    return (this.role === 'spectator' || this.done()) && Boolean(this.race.open_boards) && phase !== 'lobby';
+  }
+
   renderStandings(el, phase) {
     const canWatch = this.role === 'spectator' || phase === 'finished' || this.done();
+    const playingShown = this.mayWatchPlaying(phase);
     const list = h('ol', { class: 'players' }, this.ordered().map((p) => {
       const pct = Math.round((p.foundation_cards / 52) * 100);
       const status = phase === 'lobby' || phase === 'countdown' ? 'ready'
@@ -747,9 +776,10 @@ export class RaceView {
             h('span', { class: 'fill', style: { width: `${pct}%` } })),
           h('span', { class: 'cards' }, `${p.foundation_cards}/52`),
           h('span', { class: 'score' }, `${p.score} pts`)),
-        canWatch && p.player_id !== this.me
-          ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === this.watching), onclick: () => this.watch(p.player_id) }, p.player_id === this.watching ? 'Watching' : 'Watch')
-          : null);
+        !canWatch || p.player_id === this.me || phase === 'lobby' ? null
+          : playingShown || finished(p)
+            ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === this.watching), onclick: () => this.watch(p.player_id) }, p.player_id === this.watching ? 'Watching' : 'Watch')
+            : h('span', { class: 'board-hidden small' }, 'board hidden until they finish'));
     }));
     clear(el, h('h2', {}, phase === 'finished' ? 'Leaderboard' : 'Players'), list);
   }
@@ -783,6 +813,11 @@ function keysHelp() {
       h('li', {}, 'Keys: pick a source with 1–8 (columns) or a–d (cells), then a destination: 1–8, a–d, or f for the foundation.'),
       h('li', {}, 'The same key twice moves the card where a double tap would. ↑ and ↓ choose how many cards of a run to move; Esc cancels.'),
       h('li', {}, 'u undoes the last move; in practice, h asks for a hint.')));
+}
+
+// Won or resigned: such a player's board may be watched.
+function finished(standing) {
+  return standing.status === 'won' || standing.status === 'resigned';
 }
 
 function stat(label, value, key) {
@@ -845,5 +880,7 @@ function rejectText(code) {
     race_full: 'the race is full (8 players)',
     already_started: 'the race has started',
     not_host: 'only the host can do that',
+    boards_hidden: 'boards are hidden until their players finish',
+    not_yet: 'a daily game can be watched once its day is over',
   }[code] || code || 'refused';
 }

@@ -481,6 +481,38 @@ def test_bad_records_name_the_action(record: Any, index: int, reason: str) -> No
     assert str(info.value).startswith(f"action {index}: " if index else "record: ")
 
 
+def test_record_times_are_checked_and_otherwise_ignored() -> None:
+    moves = [{"src": "col8", "dst": "cell1", "count": 1}, {"undo": True}]
+    timed = [{**moves[0], "t": 0}, {"undo": True, "t": 0}]
+    plain = Game.from_record({"code": "BK1-C4-AAAAA24", "actions": moves})
+    again = Game.from_record({"code": "BK1-C4-AAAAA24", "actions": timed})
+    assert again.history == plain.history and again.board == plain.board
+    # Only some actions timed: the others are not checked.
+    Game.from_record({"code": "BK1-C4-AAAAA24", "actions": [moves[0], {"undo": True, "t": 7}]})
+
+
+@pytest.mark.parametrize(
+    ("times", "index", "reason"),
+    [
+        ([5, 4], 2, "t 4 goes back in time (the action before it has t 5)"),
+        ([-1, 4], 1, "t must be a whole number of ms from 0, not -1"),
+        ([1.5, 4], 1, "not 1.5"),
+        ([True, 4], 1, "not True"),
+        (["3", 4], 1, "not '3'"),
+        ([0, None], 2, "not None"),
+    ],
+)
+def test_bad_record_times_name_the_action(times: list[Any], index: int, reason: str) -> None:
+    actions = [
+        {"src": "col8", "dst": "cell1", "count": 1, "t": times[0]},
+        {"undo": True, "t": times[1]},
+    ]
+    with pytest.raises(RecordError) as info:
+        Game.from_record({"code": "BK1-C4-AAAAA24", "actions": actions})
+    assert info.value.index == index
+    assert reason in str(info.value)
+
+
 def test_repr() -> None:
     game = Game("BK1-C4-AAAAA24")
     game.play("col8>cell1")

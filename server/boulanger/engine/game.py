@@ -233,15 +233,26 @@ class Game:
 
     @classmethod
     def from_record(cls, record: Any) -> Game:
-        """Replay a game record; raise :class:`RecordError` naming the first bad action."""
+        """Replay a game record; raise :class:`RecordError` naming the first bad action.
+
+        An action may carry ``"t"`` (ms from the race's start when the server
+        accepted it): times must be whole, from 0 and never go back; the
+        replay otherwise ignores them.
+        """
         if not isinstance(record, dict) or not isinstance(record.get("actions"), list):
             raise RecordError(0, 'a record is {"code": "BK1-...", "actions": [...]}')
         try:
             game = cls(record.get("code"))  # type: ignore[arg-type]
         except EngineError as error:
             raise RecordError(0, str(error)) from None
+        last_t = 0
         for index, action in enumerate(record["actions"], start=1):
             try:
+                if isinstance(action, dict) and "t" in action:
+                    # When the server accepted the action (ms since the race's
+                    # start): checked for order, otherwise not part of the rules.
+                    last_t = _action_time(action["t"], last_t)
+                    action = {k: v for k, v in action.items() if k != "t"}
                 game.apply_action(action)
             except EngineError as error:
                 raise RecordError(index, str(error)) from None
@@ -257,6 +268,15 @@ class Game:
             self.undo()
         else:
             self.play(Move.from_dict(action))
+
+
+def _action_time(t: Any, last: int) -> int:
+    """A record action's ``t``: a whole number of ms, never before the previous one."""
+    if not isinstance(t, int) or isinstance(t, bool) or t < 0:
+        raise InvalidNotationError(f"t must be a whole number of ms from 0, not {t!r}")
+    if t < last:
+        raise InvalidNotationError(f"t {t} goes back in time (the action before it has t {last})")
+    return t
 
 
 def _card(card: Card | str) -> Card:

@@ -184,6 +184,9 @@ class RaceStarting(Message):
     start_at: int
     ends_at: int
     now: int
+    # The deal, now that the race starts: its code and starting position.
+    code: str
+    game: JsonDict
 
 
 @dataclass(slots=True)
@@ -210,7 +213,7 @@ class RematchOpened(Message):
     seq: int
     race_state: str
     race_id: str
-    code: str
+    code: str | None
     url: str
 
 

@@ -92,13 +92,19 @@ class Server:
         cells: int = 4,
         code: GameCode | None = None,
         practice: bool = False,
+        open_boards: bool = False,
         host_key_hash: str | None = None,
     ) -> dict[str, Any]:
-        """Create a race on a catalog deal (or the given code); answer the creator's view."""
+        """Create a race on a catalog deal (or the given code); answer the creator's view.
+
+        A deal picked here stays secret until the race starts (its code is
+        null in the answer), and is never today's daily deal.
+        """
         par: int | None
         winnable: bool | None
+        hidden = code is None
         if code is None:
-            code, par, winnable = self.solver.pick(cells)
+            code, par, winnable = self.solver.pick(cells, avoid=self.daily.deal_today())
         else:
             winnable, par = await self.solver.judge(code, self.settings.solve_budget_s)
         race_id = new_race_id()
@@ -113,15 +119,20 @@ class Server:
             practice=practice,
             par=par,
             winnable=winnable,
+            hidden_deal=hidden,
+            open_boards=open_boards,
+            # Practice games may take hints: their results prove nothing.
+            review=None if practice else self.settings.review_limits().to_dict(),
         )
         await self.broker.create_race(race_id, meta.to_dict())
         return {
             "race_id": race_id,
-            "code": str(code),
+            "code": None if hidden else str(code),
             "url": f"/race/{race_id}",
             "host_key": host_key,
             "par": par,
             "winnable": winnable,
+            "open_boards": open_boards,
         }
 
     async def hint(self, record: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:

@@ -31,7 +31,7 @@ from .connection import (
     CLOSE_NO_RACE,
     CLOSE_TRY_AGAIN,
 )
-from .daily import LiveBoard, challenge
+from .daily import LiveBoard
 from .http import body_code, error, json_body
 from .hub import now_ms
 from .session import Session, limited_per_address, refuse
@@ -125,12 +125,12 @@ def _refusals(handler: Any) -> Any:
 
 @_refusals
 async def today_challenge(request: Request) -> Response:
-    return JSONResponse(challenge(d.today(now_ms())))
+    return JSONResponse(_server(request).daily.challenge(d.today(now_ms())))
 
 
 @_refusals
 async def day_challenge(request: Request) -> Response:
-    return JSONResponse(challenge(_day(request.path_params["date"])))
+    return JSONResponse(_server(request).daily.challenge(_day(request.path_params["date"])))
 
 
 @_refusals
@@ -186,7 +186,7 @@ async def create_attempt(request: Request) -> Response:
         "url": f"/race/{race_id}",
         "host_key": host_key,
         "ranked": ranked,
-        **challenge(day),
+        **daily.challenge(day),
     }
     return JSONResponse(answer, status_code=201)
 
@@ -194,10 +194,11 @@ async def create_attempt(request: Request) -> Response:
 async def _create_race(
     server: Server, day: date, race_id: str, host_key: str, key_hash: str, *, ranked: bool
 ) -> None:
-    info = challenge(day)
+    info = server.daily.challenge(day)
+    today = day == d.today(now_ms())
     meta = RaceMeta(
         race_id=race_id,
-        code=info["code"],
+        code=str(server.daily.game_code(day)),
         created_at=now_ms(),
         host_key_hash=secret_hash(host_key),
         time_limit_s=server.settings.time_limit_s,
@@ -208,6 +209,9 @@ async def _create_race(
         daily=day.isoformat(),
         ranked=ranked,
         player_key_hash=key_hash,
+        # Today's deal stays secret until the day ends (docs/fair-play.md).
+        hidden_deal=today,
+        review=server.settings.review_limits().to_dict(),
     )
     await server.broker.create_race(race_id, meta.to_dict())
 
@@ -225,7 +229,7 @@ async def my_standing(request: Request) -> Response:
     total = (await daily.store.page(day, 0, 0)).total
     share = None
     if ranked is not None:
-        share = d.share_text(day, ranked, total, streak, challenge(day)["par"])
+        share = d.share_text(day, ranked, total, streak, daily.challenge(day)["par"])
     return JSONResponse(
         {
             "date": day.isoformat(),
@@ -248,6 +252,9 @@ async def game_record(request: Request) -> Response:
     record = await _server(request).daily.store.game_record(day, int(text))
     if record is None:
         raise Refused(404, "unknown_entry", "no such entry")
+    if day == d.today(now_ms()):
+        # The first winner's record is everyone's solution: public once the day ends.
+        raise Refused(409, "not_yet", "today's game records are public once the day ends")
     return JSONResponse(record)
 
 

@@ -115,12 +115,13 @@ async def create_race(request: Request) -> Response:
         data = await json_body(request)
     except HTTPException as exc:
         return error(exc.status_code, body_code(exc.status_code), str(exc.detail))
-    unknown = set(data) - {"cells", "code", "practice"}
+    unknown = set(data) - {"cells", "code", "practice", "open_boards"}
     if unknown:
         return error(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
     practice = data.get("practice", False)
-    if not isinstance(practice, bool):
-        return error(400, "bad_message", "practice must be true or false")
+    open_boards = data.get("open_boards", False)
+    if not isinstance(practice, bool) or not isinstance(open_boards, bool):
+        return error(400, "bad_message", "practice and open_boards must be true or false")
     code = None
     cells = data.get("cells", 4)
     if "code" in data:
@@ -130,6 +131,9 @@ async def create_race(request: Request) -> Response:
             return error(400, "bad_code", str(exc))
         if "cells" in data and cells != code.cells:
             return error(400, "bad_message", "cells disagrees with the game code")
+        if code.deal == server.daily.deal_today():
+            # The same layout with any number of cells: it stays secret all day.
+            return error(400, "daily_deal", "that is today's daily deal; it opens tomorrow")
     elif cells not in (4, 2, 1) or isinstance(cells, bool):
         return error(400, "bad_message", "cells must be 4, 2 or 1")
     if not await server.addresses.may_create(address):
@@ -138,7 +142,10 @@ async def create_race(request: Request) -> Response:
         )
     try:
         created = await server.create_race(
-            cells=cells if code is None else code.cells, code=code, practice=practice
+            cells=cells if code is None else code.cells,
+            code=code,
+            practice=practice,
+            open_boards=open_boards,
         )
     except LookupError:
         return error(503, "no_deal", f"no proven-winnable deal with {cells} cells is available")
@@ -170,6 +177,8 @@ async def race_record(request: Request) -> Response:
         return error(404, "unknown_player", "no player with that id in this race")
     if race.state(now_ms()) != FINISHED:
         return error(409, "race_running", "game records are public once the race is over")
+    if race.meta.daily is not None and race.code_hidden(now_ms()):
+        return error(409, "not_yet", "records of today's daily deal are public once the day ends")
     return JSONResponse(race.record(player_id))
 
 

@@ -144,9 +144,16 @@ class RaceHub:
         self._check_over()
 
     def _send_board(self, player_id: str) -> None:
+        race = self.race
         watchers = [c for c in self.connections if c.watching == player_id]
         if watchers:
-            game = self.race.players[player_id].view()
+            # Checked again for every board: nobody else sees a board still playing.
+            now = now_ms()
+            watchers = [
+                c for c in watchers if race.watch_refusal(c.player_id, player_id, now) is None
+            ]
+        if watchers:
+            game = race.players[player_id].view()
             send_to_all(watchers, p.BoardUpdate(player_id, game).encode())
 
     def _arm_timer(self) -> None:

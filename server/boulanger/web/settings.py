@@ -7,6 +7,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..race.race import DEFAULT_COUNTDOWN_MS, DEFAULT_TIME_LIMIT_S
+from ..race.review import ReviewLimits
+
+_REVIEW = ReviewLimits()
 
 
 def _default_client_dir() -> Path:
@@ -43,6 +46,26 @@ class Settings:
     idle_race_s: float = 600.0
     # Daily challenge: days a day's leaderboard is kept after it ends (boulanger.web.daily).
     daily_retention_days: int = 90
+    # Orders the daily deals so that nobody can work out a future day's deal
+    # (boulanger.race.daily); the same in every process. Empty: the public schedule.
+    daily_secret: str = ""
+    # Results held for review beyond these limits of human play (boulanger.race.review,
+    # docs/fair-play.md); 0 turns a limit off.
+    review_min_actions: int = _REVIEW.min_actions
+    review_median_ms: int = _REVIEW.median_ms
+    review_fast_ms: int = _REVIEW.fast_ms
+    review_fast_share: float = _REVIEW.fast_share
+    review_par_ms: int = _REVIEW.par_ms
+
+    def review_limits(self) -> ReviewLimits:
+        """The review limits new races are created with."""
+        return ReviewLimits(
+            min_actions=self.review_min_actions,
+            median_ms=self.review_median_ms,
+            fast_ms=self.review_fast_ms,
+            fast_share=self.review_fast_share,
+            par_ms=self.review_par_ms,
+        )
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

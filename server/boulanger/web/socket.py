@@ -17,7 +17,7 @@ from ..broker import BrokerUnavailable
 from ..race import protocol as p
 from ..race.errors import ProtocolError
 from ..race.ids import new_player_id, new_secret
-from ..race.race import FINISHED, Duplicate
+from ..race.race import Duplicate
 from .connection import (
     CLOSE_NO_RACE,
     CLOSE_POLICY,
@@ -134,6 +134,9 @@ class RaceSession(Session):
         if conn.role is not None:
             raise ProtocolError("already_joined", "this connection has joined already")
         if message.role == "spectator":
+            if race.meta.daily is not None and race.code_hidden(now_ms()):
+                # Watching would show today's deal before one's own attempt.
+                raise ProtocolError("not_yet", "a daily attempt can be watched once its day ends")
             conn.role = "spectator"
         elif message.token is not None:
             player = race.player_by_token(message.token)
@@ -161,9 +164,8 @@ class RaceSession(Session):
     def _welcome(self, token: str | None) -> str:
         race = self.hub.race
         pid = self.conn.player_id
-        game = race.players[pid].view() if pid is not None else None
         return p.Welcome(
-            self.conn.role or "spectator", pid, token, race.snapshot(now_ms()), game
+            self.conn.role or "spectator", pid, token, race.snapshot(now_ms()), race.game_of(pid)
         ).encode()
 
     def _resync(self, last_seq: int) -> None:
@@ -180,9 +182,8 @@ class RaceSession(Session):
             return
         if missed is None:
             race = self.hub.race
-            pid = self.conn.player_id
-            game = race.players[pid].view() if pid is not None else None
-            self.conn.send(p.Snapshot(race.snapshot(now_ms()), game).encode())
+            snapshot = p.Snapshot(race.snapshot(now_ms()), race.game_of(self.conn.player_id))
+            self.conn.send(snapshot.encode())
             return
         for text in missed:
             self.conn.send(text)
@@ -215,15 +216,9 @@ class RaceSession(Session):
             return
         if player_id not in race.players:
             raise ProtocolError("unknown_player", "no player with that id in this race")
-        me = race.players.get(conn.player_id or "")
-        allowed = (
-            conn.role == "spectator"
-            or race.state(now_ms()) == FINISHED
-            or (me is not None and me.done)
-            or player_id == conn.player_id
-        )
-        if not allowed:
-            raise ProtocolError("spectator", "players see others' boards once they have finished")
+        refusal = race.watch_refusal(conn.player_id, player_id, now_ms())
+        if refusal is not None:
+            raise refusal
         conn.watching = player_id
         conn.send(p.BoardUpdate(player_id, race.players[player_id].view()).encode())
 
@@ -243,9 +238,10 @@ class RaceSession(Session):
         created = await self.server.create_race(
             cells=race.code.cells,
             practice=race.meta.practice,
+            open_boards=race.meta.open_boards,
             host_key_hash=race.meta.host_key_hash,
         )
-        new_id, code = created["race_id"], created["code"]
+        new_id, code = created["race_id"], created["code"]  # code: null, the deal is secret
         opened = await self.hub.submit(lambda: race.decide_rematch(player_id, new_id, code))
         if opened is None:  # another connection's rematch came first: the new race goes unused
             self.conn.send(race.rematch_message.encode())
@@ -255,6 +251,8 @@ class RaceSession(Session):
         player_id = self._player_id()
         if not race.meta.practice:
             raise ProtocolError("no_hints", "hints are only for practice games")
+        if race.code.deal == self.server.daily.deal_today():
+            raise ProtocolError("daily_deal", "no hints on today's daily deal until the day ends")
         record = race.players[player_id].game.record()
         result, move = await self.server.hint(record)
         self.conn.send(p.HintResult(result, move).encode())
