@@ -110,7 +110,16 @@ def test_undo_on_a_new_game() -> None:
     game = Game("BK1-C4-AAAAA24")
     with pytest.raises(NothingToUndoError, match="nothing to undo"):
         game.undo()
-    assert game.can_undo == 0
+    assert game.undo_depth == game.can_undo == 0
+
+
+def test_undo_depth_counts_what_can_be_undone() -> None:
+    game = shuttle_game()
+    for depth in range(1, 4):
+        game.play("col8>cell1" if depth % 2 else "cell1>col8")
+        assert game.undo_depth == game.can_undo == depth
+    assert game.undo() == Move("col8", "cell1")
+    assert game.undo_depth == game.can_undo == 2
 
 
 def test_undo_limit_is_100_actions() -> None:
@@ -372,6 +381,20 @@ def test_double_tap_in_a_two_cell_game() -> None:
 
 def test_new_game_is_playing() -> None:
     assert Game("BK1-C4-AAAAA24").status is Status.PLAYING
+
+
+def test_status_values_are_the_wire_form() -> None:
+    assert [status.value for status in Status] == ["playing", "won", "stuck", "dead_end"]
+    for status in Status:
+        assert status == status.value and str(status) == status.value
+        assert Status(status.value) is status
+
+
+def test_status_is_the_convenience_form_of_compute_status() -> None:
+    game = Game("BK1-C4-AAAAA24")
+    assert game.compute_status() is game.status is Status.PLAYING
+    game.board = _tight_board(["7H", "8H", "QC", "QD", "5C", "5D", "5S", "JH"], "KS", "9C")
+    assert game.compute_status() is game.status is Status.DEAD_END
 
 
 def test_won_after_the_last_card() -> None:
