@@ -185,18 +185,20 @@ class RedisCluster:
 
     def __init__(self, primaries: int = 3, node_timeout_ms: int = 1000) -> None:
         self.node_timeout_ms = node_timeout_ms
-        self.nodes = [
-            RedisProcess(
-                "--cluster-enabled", "yes",
-                "--cluster-config-file", "nodes.conf",
-                "--cluster-node-timeout", str(node_timeout_ms),
-                # The bus port is the port + 10000 unless told: maybe taken, or past 65535.
-                "--cluster-port", str(free_port()),
-                "--appendfsync", "everysec",
-            )  # fmt: skip
-            for _ in range(2 * primaries)
-        ]
+        self.nodes = [self._node(node_timeout_ms) for _ in range(2 * primaries)]
         self.primaries = primaries
+
+    @staticmethod
+    def _node(node_timeout_ms: int) -> RedisProcess:
+        options = [
+            "--cluster-enabled", "yes",
+            "--cluster-config-file", "nodes.conf",
+            "--cluster-node-timeout", str(node_timeout_ms),
+            # The bus port is the port + 10000 unless told: maybe taken, or past 65535.
+            "--cluster-port", str(free_port()),
+            "--appendfsync", "everysec",
+        ]  # fmt: skip
+        return RedisProcess(*options)
 
     @property
     def url(self) -> str:
@@ -210,16 +212,12 @@ class RedisCluster:
             cli = shutil.which("redis-cli")
             if cli is None:
                 raise RuntimeError("redis-cli is not installed (it comes with redis-server)")
-            subprocess.run(
-                [
-                    cli, "--cluster", "create",
-                    *(f"127.0.0.1:{node.port}" for node in self.nodes),
-                    "--cluster-replicas", "1", "--cluster-yes",
-                ],  # fmt: skip
-                check=True,
-                capture_output=True,
-                timeout=60,
-            )
+            create = [
+                cli, "--cluster", "create",
+                *(f"127.0.0.1:{node.port}" for node in self.nodes),
+                "--cluster-replicas", "1", "--cluster-yes",
+            ]  # fmt: skip
+            subprocess.run(create, check=True, capture_output=True, timeout=60)
             self.wait_ok()
             for node in self.nodes:
                 if self.role(node) == "master":
@@ -271,10 +269,16 @@ class RedisCluster:
                 if "cluster_state:ok" not in str(self.command(node, "CLUSTER", "INFO")):
                     return False
             views = {
-                tuple(sorted((first, last, int(owner[1])) for first, last, owner, *_ in self._slots(n)))
+                tuple(
+                    sorted(
+                        (first, last, int(owner[1])) for first, last, owner, *_ in self._slots(n)
+                    )
+                )
                 for n in nodes
             }
-            return len(views) == 1 and sum(last - first + 1 for first, last, _ in views.pop()) == 16384
+            return (
+                len(views) == 1 and sum(last - first + 1 for first, last, _ in views.pop()) == 16384
+            )
 
         _wait_for(agreed, timeout, "the cluster's state ok")
 
@@ -284,8 +288,10 @@ class RedisCluster:
         def synced() -> bool:
             info = self.command(primary, "INFO", "replication")
             assert isinstance(info, dict)
-            return info["role"] == "master" and int(info["connected_slaves"]) >= 1 and all(
-                info[key]["state"] == "online" for key in info if key.startswith("slave")
+            return (
+                info["role"] == "master"
+                and int(info["connected_slaves"]) >= 1
+                and all(info[key]["state"] == "online" for key in info if key.startswith("slave"))
             )
 
         _wait_for(synced, timeout, f"a replica of {primary.port}")
