@@ -35,6 +35,13 @@ def redis_cluster() -> Iterator[RedisCluster]:
         yield cluster
 
 
+@pytest.fixture
+def own_cluster() -> Iterator[RedisCluster]:
+    """A Redis Cluster of this test's own, free to have nodes killed and slots moved."""
+    with RedisCluster() as cluster:
+        yield cluster
+
+
 @pytest.fixture(scope="session")
 def memory_server() -> Iterator[ServerProcess]:
     server = ServerProcess("memory://", env=FAST_TEST_ENV)

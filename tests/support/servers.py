@@ -85,7 +85,12 @@ class RedisProcess:
     def stop(self, kill: bool = False) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-            self.proc.wait(10)
+            try:
+                # A primary waits for its replicas on SIGTERM (shutdown-timeout, 10 s).
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
         self.proc = None
 
     def restart(self) -> None:
@@ -260,6 +265,16 @@ class RedisCluster:
         finally:
             client.close()
 
+    def replica_of(self, primary: RedisProcess) -> RedisProcess:
+        """A replica of ``primary``, as the primary lists it."""
+        info = self.command(primary, "INFO", "replication")
+        assert isinstance(info, dict) and info.get("slave0"), f"{primary.port} has no replica"
+        port = int(info["slave0"]["port"])
+        return next(node for node in self.nodes if node.port == port)
+
+    def node_id(self, node: RedisProcess) -> str:
+        return str(self.command(node, "CLUSTER", "MYID"))
+
     def wait_ok(self, timeout: float = 30) -> None:
         """Until every live node says ``cluster_state:ok`` and they agree on the slots."""
 
@@ -282,6 +297,17 @@ class RedisCluster:
 
         _wait_for(agreed, timeout, "the cluster's state ok")
 
+    def wait_failover(self, old: RedisProcess, slot: int, timeout: float = 30) -> RedisProcess:
+        """Until ``slot``'s primary is not ``old`` any more (killed: its replica took
+        over), the cluster ok; the new primary."""
+
+        def moved() -> bool:
+            self.wait_ok(timeout)
+            return self.primary_of(slot) is not old
+
+        _wait_for(moved, timeout, f"the failover of {old.port}")
+        return self.primary_of(slot)
+
     def wait_replicated(self, primary: RedisProcess, timeout: float = 30) -> None:
         """Until ``primary`` is a primary with a replica connected and in sync."""
 
@@ -297,7 +323,9 @@ class RedisCluster:
         _wait_for(synced, timeout, f"a replica of {primary.port}")
 
     def cleanup(self) -> None:
+        """Every node killed (their data is thrown away) and its folder removed."""
         for node in self.nodes:
+            node.stop(kill=True)
             node.cleanup()
 
     def __enter__(self) -> RedisCluster:
