@@ -44,7 +44,8 @@ def races_by_shard(cluster: RedisCluster, prefix: str) -> dict[int, str]:
 
 def player_event(n: int) -> tuple[dict[str, object], Condition]:
     """Ann's n-th event, appended only if she has n events (so never twice)."""
-    return {"kind": "action", "player_id": "ann", "n": n}, Condition(player_id="ann", player_events=n)
+    event = {"kind": "action", "player_id": "ann", "n": n}
+    return event, Condition(player_id="ann", player_events=n)
 
 
 async def test_races_live_on_the_primary_of_their_slot(
@@ -169,7 +170,8 @@ async def append_until_acked(broker: RedisClusterBroker, race: str, n: int) -> i
             try:
                 if count is None:
                     count = len(await broker.read(race, 0))
-                seq = await broker.append(race, event, Condition(player_id="ann", player_events=count))
+                ann = Condition(player_id="ann", player_events=count)
+                seq = await broker.append(race, event, ann)
                 if seq:
                     return seq
                 logged = await broker.read(race, 0)

@@ -576,7 +576,7 @@ class Appender(asyncio.Protocol):
             elif done.done():
                 continue  # its caller went away
             elif type(reply) is int:
-                if unconfirmed is None:
+                if unconfirmed is None or not reply:  # 0: refused, nothing written
                     done.set_result(reply)
                 else:
                     unconfirmed.append((done, reply))
