@@ -1185,7 +1185,7 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
         result["join_s"] = round(time.time() - t_connect, 1)
         print(f"  {joined}/{total} players joined in {result['join_s']} s", flush=True)
         if idle:
-            time.sleep(args.settle_s)
+            watch(procs, time.time() + args.settle_s)
             rss_idle = [rss_kb(pid) for pid in target.pids]
             result["rss_start_kb"] = rss_start
             result["rss_idle_kb"] = rss_idle
@@ -1203,7 +1203,7 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
             measure_to = measure_from + args.duration
             for pipe in pipes:
                 pipe.send(("go", start_wall, measure_from, measure_to, measure_to + 0.5))
-            time.sleep(max(0.0, measure_from - time.time()))
+            watch(procs, measure_from)
             pids = target.pids + target.redis_pids
             load_pids = [proc.pid for proc in procs if proc.pid is not None]
             cpu0 = [cpu_seconds(pid) for pid in pids]
@@ -1212,7 +1212,7 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
             cores0 = core_busy()
             if args.profile:
                 profile_servers(target, args)
-            time.sleep(max(0.0, measure_to - time.time()))
+            watch(procs, measure_to)
             wall = time.monotonic() - wall0
             cores1 = core_busy()
             cpu1 = [cpu_seconds(pid) for pid in pids]
@@ -1256,6 +1256,15 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
             print(target.log_tail())
         target.stop()
     return result
+
+
+def watch(procs: list[mp.Process], until: float) -> None:
+    """Sleep until ``until`` (wall clock); RuntimeError as soon as a worker has exited."""
+    while (left := until - time.time()) > 0:
+        time.sleep(min(left, 0.25))
+        for proc in procs:
+            if not proc.is_alive():
+                raise RuntimeError(f"a load generator process exited with {proc.exitcode}")
 
 
 def receive(pipe: Any, proc: mp.Process, timeout: float) -> Any:
