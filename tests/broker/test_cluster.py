@@ -80,6 +80,30 @@ async def test_races_live_on_the_primary_of_their_slot(
     assert await broker.ping()
 
 
+async def test_many_appends_in_flight_with_the_replica_wait(redis_cluster: RedisCluster) -> None:
+    """Pipelined appends and WAITs on one connection per shard: every append is
+    answered once its WAIT is, even when one read brings replies of several."""
+    broker = RedisClusterBroker(redis_cluster.url, replica_wait=1)
+    async with started(broker):
+        await mapped(broker)
+        races = [f"waits-{n}" for n in range(12)]
+
+        async def worker(w: int) -> list[tuple[str, int]]:
+            out = []
+            for j in range(25):
+                race = races[(w * 7 + j) % len(races)]
+                out.append((race, await broker.append(race, {"w": w, "j": j}, Condition())))
+            return out
+
+        async with asyncio.timeout(30):
+            results = [r for rs in await asyncio.gather(*map(worker, range(60))) for r in rs]
+        for race in races:
+            seqs = sorted(seq for r, seq in results if r == race)
+            assert seqs == list(range(1, len(seqs) + 1))
+            assert len(await broker.read(race, 0)) == len(seqs)
+        assert len(results) == 60 * 25
+
+
 async def test_a_slot_moving_to_another_shard_is_followed(own_cluster: RedisCluster) -> None:
     """MIGRATING: ASK (answered with ASKING); moved: MOVED, a new slot map, the
     channel subscribed on its new primary and its listeners resynced."""

@@ -602,7 +602,10 @@ class Appender(asyncio.Protocol):
 
     def _replicated(self, reply: Any) -> None:
         """A WAIT's answer: the appends answered before it are replicated, or not."""
-        pending, self._unconfirmed = self._unconfirmed or [], []
+        # Emptied in place: data_received holds the list while it reads on.
+        pending = list(self._unconfirmed or ())
+        if self._unconfirmed is not None:
+            self._unconfirmed.clear()
         if type(reply) is int and reply >= self._replicas:
             for done, seq in pending:
                 if not done.done():
