@@ -269,3 +269,46 @@ async def test_a_cluster_down_at_start_is_waited_for(own_cluster: RedisCluster) 
         await mapped(broker)
         assert await append_until_acked(broker, "early", 0) == 1
         assert await broker.ping()
+
+
+@pytest.mark.parametrize("replica_wait", [1, 0])
+async def test_a_failover_onto_a_lagging_replica(
+    own_cluster: RedisCluster, replica_wait: int
+) -> None:
+    """The replica cut off (stopped, its link to the primary closed), appends go on,
+    then the primary dies and the replica takes over with what it had. Without the
+    replica wait those appends were acknowledged, and are lost; with it, none was."""
+    race = "lagging"
+    slot = key_slot(race_channel(race))
+    primary = own_cluster.primary_of(slot)
+    replica = own_cluster.replica_of(primary)
+    broker = RedisClusterBroker(own_cluster.url, replica_wait=replica_wait, replica_wait_ms=200)
+    async with started(broker):
+        await mapped(broker)
+        acked = {n: await broker.append(race, *player_event(n)) for n in range(10)}
+        with replica.paused():
+            own_cluster.command(primary, "CLIENT", "KILL", "TYPE", "replica")
+            for n in range(10, 20):
+                try:
+                    acked[n] = await broker.append(race, *player_event(n))
+                except NotReplicated:
+                    break  # not acknowledged (with the wait); Ann's next would need it
+            primary.stop(kill=True)
+        assert await asyncio.to_thread(own_cluster.wait_failover, primary, slot) is replica
+        logged = {e["seq"]: e["n"] for e in await reader_log(broker, race)}
+        lost = [n for n, seq in acked.items() if logged.get(seq) != n]
+        print(f"replica wait {replica_wait}: {len(lost)} of {len(acked)} acknowledged appends lost")
+        if replica_wait:
+            assert lost == [] and len(acked) == 10
+        else:
+            assert lost == list(range(10, 20))  # acknowledged while only the primary had them
+
+
+async def reader_log(broker: RedisClusterBroker, race: str) -> list[dict[str, object]]:
+    """The race's log as the cluster has it now (after a failover: once the map follows)."""
+    async with asyncio.timeout(30):
+        while True:
+            try:
+                return await broker.read(race, 0)
+            except BrokerUnavailable:
+                await asyncio.sleep(0.1)
