@@ -73,6 +73,7 @@ async def one_run(
 
 
 async def main_async(args: argparse.Namespace) -> None:
+    load = Path("/proc/loadavg").read_text().split()[0]
     with RedisCluster(node_timeout_ms=5000) as cluster:
         print(
             f"{args.appends} appends of ~300 bytes to {args.races} races on a 3-primary, "
@@ -98,6 +99,9 @@ async def main_async(args: argparse.Namespace) -> None:
                     f"{workers:>7} {'wait' + str(wait):<7} {rate:>10,.0f} {p50:>7.2f} {p99:>7.2f} "
                     f"{cpu:>7.1f}  {rate / base:>17.2f}"
                 )
+    print(
+        f"load average (1 min) before / after: {load} / {Path('/proc/loadavg').read_text().split()[0]}"
+    )
 
 
 def main() -> None:
