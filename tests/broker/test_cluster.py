@@ -183,26 +183,31 @@ async def append_until_acked(broker: RedisClusterBroker, race: str, n: int) -> i
     """Event ``n`` (Ann's only events in ``race``), sent until acknowledged (within 60 s).
 
     As the race hub does: an append answered with an error may still be in the
-    log; sent again it is refused (Ann's events moved on), and the log has it,
-    acknowledged once confirmed. The log may also have lost events (a failover
-    without the replica wait): the condition follows the log.
+    log; sent again it is refused (Ann's events moved on), and the log has it:
+    from then on it is only confirmed, never appended again. The log may also
+    have lost events (a failover without the replica wait): the condition
+    follows the log.
     """
     event = {"kind": "action", "player_id": "ann", "n": n}
     count: int | None = None
+    found: dict[str, object] | None = None  # n's event, found in the log
     async with asyncio.timeout(60):
         while True:
             try:
-                if count is None:
-                    count = len(await broker.read(race, 0))
-                ann = Condition(player_id="ann", player_events=count)
-                seq = await broker.append(race, event, ann)
-                if seq:
-                    return seq
-                logged = await broker.read(race, 0)
-                count = len(logged)
-                mine = [e for e in logged if e["n"] == n]
-                if mine and await broker.confirm(race, mine[0]):
-                    return int(mine[0]["seq"])
+                if found is None:
+                    if count is None:
+                        count = len(await broker.read(race, 0))
+                    ann = Condition(player_id="ann", player_events=count)
+                    seq = await broker.append(race, event, ann)
+                    if seq:
+                        return seq
+                    logged = await broker.read(race, 0)
+                    count = len(logged)
+                    found = next((e for e in logged if e["n"] == n), None)
+                if found is not None:
+                    if await broker.confirm(race, found):
+                        return int(found["seq"])  # type: ignore[call-overload]
+                    found = count = None  # the log lost it: append it again
             except BrokerUnavailable:
                 pass
             await asyncio.sleep(0.05)
