@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import statistics
 import sys
 import time
@@ -105,6 +106,8 @@ async def main_async(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
+    # SIGTERM as SystemExit: the cluster's nodes are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--appends", type=int, default=20_000)
     parser.add_argument("--lone", type=int, default=2_000, help="appends with 1 worker")
