@@ -168,7 +168,7 @@ def _check_page(offset: int, limit: int) -> None:
 
 def open_daily_store(broker: Broker, retention_days: int) -> DailyStore:
     """The daily store that goes with ``broker``."""
-    if broker.kind == "redis":
+    if broker.kind in ("redis", "redis-cluster"):
         return RedisDailyStore(broker, retention_days)
     return MemoryDailyStore(broker, retention_days)
 
@@ -350,7 +350,11 @@ class RedisDailyStore(DailyStore):
     def __init__(self, broker: Broker, retention_days: int) -> None:
         super().__init__(retention_days)
         self.redis: Any = broker.redis  # type: ignore[attr-defined]
-        self._record = self.redis.register_script(_RECORD)
+        # On a cluster, published with sharded pub/sub, as the broker subscribes.
+        sharded = broker.kind == "redis-cluster"
+        self._record = self.redis.register_script(
+            _RECORD.replace("'PUBLISH'", "'SPUBLISH'") if sharded else _RECORD
+        )
         self._page = self.redis.register_script(_PAGE)
 
     async def claim_attempt(self, day: date, key_hash: str, race_id: str) -> str:

@@ -42,7 +42,7 @@ class Server:
 
     def __init__(self, settings: Settings, broker: Broker | None = None) -> None:
         self.settings = settings
-        self.broker = broker or open_broker(settings.broker_url)
+        self.broker = broker or open_broker(settings.broker_url, settings.replica_wait)
         # The daily challenge: its store and live leaderboards; it records ranked
         # attempts when their races are over (boulanger.web.daily).
         self.daily = Daily(self.broker, settings)

@@ -20,6 +20,9 @@ def _default_client_dir() -> Path:
 @dataclass(slots=True)
 class Settings:
     broker_url: str = "memory://"
+    # Replicas an append must reach before it is acknowledged (Redis brokers:
+    # WAIT; 0: the primary's log is enough). See README, "Brokers".
+    replica_wait: int = 0
     client_dir: Path = field(default_factory=_default_client_dir)
     time_limit_s: int = DEFAULT_TIME_LIMIT_S
     countdown_ms: int = DEFAULT_COUNTDOWN_MS

@@ -139,10 +139,15 @@ class RaceSession(Session):
                 raise ProtocolError("not_yet", "a daily attempt can be watched once its day ends")
             conn.role = "spectator"
         elif message.token is not None:
+            # This process's copy of the race may lag the log (events come by
+            # pub/sub), and the welcome must hold every action acknowledged to
+            # the player, wherever it was: catch up from the log first.
+            try:
+                await hub.catch_up()
+            except BrokerUnavailable:
+                raise ProtocolError("try_again", "the race cannot be read right now") from None
+            race = hub.race  # rebuilt meanwhile, if a failover lost events applied here
             player = race.player_by_token(message.token)
-            if player is None:
-                await hub.catch_up()  # the join may have been appended elsewhere just now
-                player = race.player_by_token(message.token)
             if player is None:
                 raise ProtocolError("bad_token", "no player of this race has that token")
             conn.role, conn.player_id = "player", player.player_id
