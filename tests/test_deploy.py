@@ -71,7 +71,10 @@ def test_compose_has_a_cluster_profile_of_six_nodes_and_two_apps() -> None:
     assert aliases == {"app1", "app2"}
     proxy = cluster["proxy-cluster"]
     assert proxy["ports"] == ["8081:80"]
-    assert proxy["networks"] == ["cluster"]
+    # The apps trust X-Forwarded-For from the cluster's proxy alone (its fixed address).
+    proxy_ip = proxy["networks"]["cluster"]["ipv4_address"]
+    for app in apps.values():
+        assert app["environment"]["BOULANGER_FORWARDED_ALLOW_IPS"] == proxy_ip
     assert "./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro" in proxy["volumes"]
 
 
