@@ -1,10 +1,11 @@
-"""Both brokers, for tests that must hold on each: the embedded one and a real Redis."""
+"""Every broker, for tests that must hold on each: in memory, on SQLite, in a real Redis."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -14,9 +15,14 @@ from boulanger.broker import Broker, open_broker
 B = TypeVar("B", bound=Broker)
 
 
-@pytest.fixture(params=["memory", "redis"])
-async def broker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
-    url = "memory://" if request.param == "memory" else request.getfixturevalue("redis_proc").url
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+async def broker(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Broker]:
+    if request.param == "redis":
+        url = request.getfixturevalue("redis_proc").url
+    elif request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'boulanger.db'}"
+    else:
+        url = "memory://"
     opened = open_broker(url)
     await opened.start()
     yield opened

@@ -1,7 +1,9 @@
 """The broker: each race's ordered event log, and pub/sub fan-out between processes.
 
-Two implementations share this interface: :mod:`.memory` (embedded, one
-process, nothing to install) and :mod:`.redis` (shared by many processes).
+Three implementations share this interface: :mod:`.sqlite` (embedded, one
+process, one durable file: what ``boulanger serve`` uses by default),
+:mod:`.memory` (embedded, nothing kept: for tests and trying) and
+:mod:`.redis` (shared by many processes).
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ class Broker(abc.ABC):
 
 
 def open_broker(url: str | None) -> Broker:
-    """A broker chosen by URL: ``memory://`` (the default) or ``redis://host:port/db``."""
+    """A broker chosen by URL: ``memory://`` (the default), ``sqlite:///path/to/file.db``
+    or ``redis://host:port/db``."""
     if not url or url.startswith("memory:"):
         from .memory import MemoryBroker
 
@@ -85,4 +88,10 @@ def open_broker(url: str | None) -> Broker:
         from .redis import RedisBroker
 
         return RedisBroker(url)
-    raise ValueError(f"unknown broker URL {url!r}: use memory:// or redis://host:port")
+    if url.startswith("sqlite:"):
+        from .sqlite import SqliteBroker
+
+        return SqliteBroker(url)
+    raise ValueError(
+        f"unknown broker URL {url!r}: use sqlite:///path/to/file.db, memory:// or redis://host:port"
+    )
