@@ -114,10 +114,20 @@ class RedisProcess:
 
 
 class ServerProcess:
-    """``boulanger serve`` as a real process on a free port."""
+    """``boulanger serve`` as a real process on a free port.
 
-    def __init__(self, broker_url: str = "memory://", env: dict[str, str] | None = None) -> None:
+    ``broker_url`` None starts it without ``--broker`` (its default: the
+    SQLite file in ``--data-dir``, one of ``args``).
+    """
+
+    def __init__(
+        self,
+        broker_url: str | None = "memory://",
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+    ) -> None:
         self.broker_url = broker_url
+        self.args = args
         self.port = free_port()
         self.env = {**os.environ, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
@@ -136,8 +146,8 @@ class ServerProcess:
     def start(self) -> None:
         args = [
             sys.executable, "-m", "boulanger", "serve",
-            "--host", "127.0.0.1", "--port", str(self.port),
-            "--broker", self.broker_url, "--log-level", "warning",
+            "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
+            *(("--broker", self.broker_url) if self.broker_url is not None else ()), *self.args,
         ]  # fmt: skip
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(args, env=self.env, stdout=log, stderr=subprocess.STDOUT)
