@@ -47,6 +47,7 @@ import logging
 import os
 import queue
 import sqlite3
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -72,8 +73,10 @@ AGE_INTERVAL_S = 600.0
 AGE_BATCH = 16  # races deleted per transaction (each a few hundred events)
 VACUUM_PAGES = 256  # pages given back per transaction
 CHECKPOINT_INTERVAL_S = 1.0
-WAL_LIMIT_BYTES = 16 * 1024 * 1024  # the WAL is cut back to this after a checkpoint
+WAL_LIMIT_BYTES = 4 * 1024 * 1024  # the WAL is cut back to this when it starts over
+WAL_RESTART_FRAMES = 1024  # a WAL this long (4 MiB) is made to start over
 SYNCHRONOUS = ("full", "normal")
+SWITCH_INTERVAL_S = 0.001
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS races (
@@ -251,6 +254,7 @@ class SqliteBroker(Broker):
         self._connections_lock = threading.Lock()
         self._checkpointer: ThreadPoolExecutor | None = None
         self._committed = 0  # transactions since the last checkpoint
+        self._restart_wal = False  # set by the checkpoint thread, done by the writer
         self._tasks: list[asyncio.Task[None]] = []
         self._maintenance: list[Callable[[sqlite3.Connection, int], bool]] = []
         self._closing = False
@@ -258,6 +262,11 @@ class SqliteBroker(Broker):
     # -- life ---------------------------------------------------------------
 
     async def start(self) -> None:
+        # The writer gives up the GIL at each commit's fsync; while the event
+        # loop is busy it then waits up to this interval to get it back, twice a
+        # transaction. Python's 5 ms default made a long tail of acks in
+        # bench/load.py; 1 ms costs the loop a few more thread switches.
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         self._loop = asyncio.get_running_loop()
         if self._lock_fd is None:
             raise BrokerUnavailable("the broker was closed")
@@ -510,10 +519,26 @@ class SqliteBroker(Broker):
                         break
                     jobs.append(job)
                 self._commit(conn, jobs)
+                if self._restart_wal:
+                    self._restart(conn)
         finally:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             conn.close()
+
+    def _restart(self, conn: sqlite3.Connection) -> None:
+        """Have the WAL start over from its beginning.
+
+        Under steady writes a passive checkpoint never finds the WAL wholly
+        copied, so it never starts over and grows without end (and a growing
+        file costs each commit's fsync more). The checkpoint thread has just
+        copied nearly all of it: finishing here, between transactions, is short.
+        """
+        self._restart_wal = False
+        try:
+            conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+        except sqlite3.Error as error:
+            log.warning("sqlite %s: restarting the WAL failed: %s", self.path, error)
 
     def _commit(self, conn: sqlite3.Connection, jobs: list[_Job]) -> None:
         """One transaction for every job of the group; the loop hears of it after COMMIT."""
@@ -636,7 +661,9 @@ class SqliteBroker(Broker):
 
     def _checkpoint(self, mode: str = "PASSIVE") -> None:
         # PASSIVE copies what it can without holding up the writer.
-        self._local.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
+        _, frames, _ = self._local.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+        if frames >= WAL_RESTART_FRAMES:
+            self._restart_wal = True
 
     async def checkpoint(self) -> None:
         """Copy the whole WAL into the file and empty it (waits for the writer)."""
