@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from boulanger.broker import Condition, open_broker
+from boulanger.broker import sqlite as sqlite_broker
 from boulanger.broker.daily import open_daily_store
 from boulanger.broker.sqlite import FileInUse, SqliteBroker, SqliteUrl, backup
 from boulanger.broker.sqlite_daily import SqliteDailyStore, unpack_record
@@ -299,3 +300,34 @@ async def test_backup_copies_a_live_file(tmp_path: Path) -> None:
         assert [e["n"] for e in await copy.read("r", 0)] == list(range(50))
     with pytest.raises(FileNotFoundError):
         backup(tmp_path / "missing.db", tmp_path / "other.db")
+
+
+@pytest.mark.parametrize("restart", [True, False])
+async def test_the_wal_starts_over_under_steady_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, restart: bool
+) -> None:
+    """Writes that never pause: passive checkpoints alone never find the WAL wholly
+    copied, so it would only grow; the writer makes it start over once it is long
+    (here 64 pages: 256 KiB)."""
+    monkeypatch.setattr(sqlite_broker, "CHECKPOINT_INTERVAL_S", 0.02)
+    monkeypatch.setattr(sqlite_broker, "WAL_LIMIT_BYTES", 256 * 1024)
+    monkeypatch.setattr(sqlite_broker, "WAL_RESTART_FRAMES", 64 if restart else 10**9)
+    path = tmp_path / "b.db"
+    wal = Path(f"{path}-wal")
+    largest = 0
+    async with started(SqliteBroker(_url(path))) as broker:
+
+        async def write(n: int) -> None:
+            nonlocal largest
+            for events in range(200):
+                assert await broker.append(f"r{n}", {"p": "x" * 200}, _player("p", events))
+                largest = max(largest, wal.stat().st_size)
+
+        # 32 races at once: each transaction writes about 32 pages.
+        await asyncio.gather(*(write(n) for n in range(32)))
+        transactions = broker.stats.transactions
+    assert transactions > 100
+    if restart:
+        assert largest < 8_000_000, largest
+    else:  # the same writes without it: the WAL keeps every page written
+        assert largest > 16_000_000, largest

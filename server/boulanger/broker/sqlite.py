@@ -15,7 +15,7 @@ one transaction, so one fsync serves them all, and while it runs the next
 group gathers (``?window_ms=N`` makes the writer wait N ms after the first
 job for more). Reads run on their own connections in a small thread pool;
 WAL lets them read while the writer writes. A checkpoint thread copies the
-WAL into the file every second, so commits never wait for one.
+WAL into the file as it fills, so commits never wait for one.
 
 Each race's state that appends check (its length, whether it is over, each
 player's number of events) is kept in the writer thread's memory, loaded
@@ -72,9 +72,14 @@ STATES_KEPT = 4096  # races whose append state the writer keeps in memory
 AGE_INTERVAL_S = 600.0
 AGE_BATCH = 16  # races deleted per transaction (each a few hundred events)
 VACUUM_PAGES = 256  # pages given back per transaction
-CHECKPOINT_INTERVAL_S = 1.0
-WAL_LIMIT_BYTES = 4 * 1024 * 1024  # the WAL is cut back to this when it starts over
-WAL_RESTART_FRAMES = 1024  # a WAL this long (4 MiB) is made to start over
+CHECKPOINT_INTERVAL_S = 0.2  # between checkpoints while transactions commit
+# A WAL this long (64 MiB of 4 KiB pages) is made to start over, and its file is
+# cut back to that size then (reused in place, not grown again). Each
+# transaction writes every page it touched, about one per race it appended
+# to: at 1,000 players that is several MiB a second, so a shorter WAL would
+# make the writer pause to start it over every second or so.
+WAL_RESTART_FRAMES = 16384
+WAL_LIMIT_BYTES = WAL_RESTART_FRAMES * 4096
 SYNCHRONOUS = ("full", "normal")
 SWITCH_INTERVAL_S = 0.001
 
@@ -252,7 +257,8 @@ class SqliteBroker(Broker):
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
-        self._checkpointer: ThreadPoolExecutor | None = None
+        self._checkpointer: threading.Thread | None = None
+        self._stopping = threading.Event()  # for the checkpoint thread
         self._committed = 0  # transactions since the last checkpoint
         self._restart_wal = False  # set by the checkpoint thread, done by the writer
         self._tasks: list[asyncio.Task[None]] = []
@@ -276,13 +282,11 @@ class SqliteBroker(Broker):
         )
         self._writer.start()
         self._readers = ThreadPoolExecutor(READERS, "sqlite-reader", initializer=self._open_reader)
-        self._checkpointer = ThreadPoolExecutor(
-            1, "sqlite-checkpoint", initializer=self._open_reader
+        self._checkpointer = threading.Thread(
+            target=self._checkpoint_loop, name="sqlite-checkpoint", daemon=True
         )
-        self._tasks = [
-            asyncio.create_task(self._checkpoint_loop(), name="sqlite-checkpoint"),
-            asyncio.create_task(self._age_loop(), name="sqlite-age"),
-        ]
+        self._checkpointer.start()
+        self._tasks = [asyncio.create_task(self._age_loop(), name="sqlite-age")]
 
     def _open_file(self) -> sqlite3.Connection:
         """Open the writer's connection: WAL, incremental vacuum, the schema."""
@@ -331,9 +335,11 @@ class SqliteBroker(Broker):
         if self._writer is not None:
             self._queue.put(None)  # after every job queued: they all finish first
             await asyncio.to_thread(self._writer.join)
-        for pool in (self._readers, self._checkpointer):
-            if pool is not None:
-                await asyncio.to_thread(pool.shutdown)
+        self._stopping.set()
+        if self._checkpointer is not None:
+            await asyncio.to_thread(self._checkpointer.join)
+        if self._readers is not None:
+            await asyncio.to_thread(self._readers.shutdown)
         with self._connections_lock:
             for conn in self._connections:
                 conn.close()
@@ -647,29 +653,43 @@ class SqliteBroker(Broker):
 
     # -- upkeep: checkpoints, ageing ------------------------------------------
 
-    async def _checkpoint_loop(self) -> None:
-        loop = self._running_loop()
-        while True:
-            await asyncio.sleep(CHECKPOINT_INTERVAL_S)
-            if not self._committed or self._checkpointer is None:
-                continue
-            self._committed = 0
-            try:
-                await loop.run_in_executor(self._checkpointer, self._checkpoint)
-            except (sqlite3.Error, RuntimeError) as error:
-                log.warning("sqlite %s: checkpoint failed: %s", self.path, error)
+    def _checkpoint_loop(self) -> None:
+        """The checkpoint thread: copy the WAL into the file while transactions commit.
 
-    def _checkpoint(self, mode: str = "PASSIVE") -> None:
-        # PASSIVE copies what it can without holding up the writer.
-        _, frames, _ = self._local.conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
-        if frames >= WAL_RESTART_FRAMES:
-            self._restart_wal = True
+        A thread of its own rather than a task, so that a busy event loop
+        does not space checkpoints out (the WAL grows meanwhile). PASSIVE
+        copies what it can without holding up the writer; once the WAL is long
+        the writer makes it start over (:meth:`_restart`).
+        """
+        conn = connect(self.path, self.synchronous)
+        try:
+            while not self._stopping.wait(CHECKPOINT_INTERVAL_S):
+                if not self._committed:
+                    continue
+                self._committed = 0
+                try:
+                    _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                except sqlite3.Error as error:
+                    log.warning("sqlite %s: checkpoint failed: %s", self.path, error)
+                    continue
+                if frames >= WAL_RESTART_FRAMES:
+                    self._restart_wal = True
+        finally:
+            conn.close()
 
     async def checkpoint(self) -> None:
         """Copy the whole WAL into the file and empty it (waits for the writer)."""
-        if self._checkpointer is None or self._closing:
+        if self._writer is None or self._closing:
             raise BrokerUnavailable("the SQLite broker is not running")
-        await self._running_loop().run_in_executor(self._checkpointer, self._checkpoint, "TRUNCATE")
+
+        def truncate() -> None:
+            conn = connect(self.path, self.synchronous)
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            finally:
+                conn.close()
+
+        await asyncio.to_thread(truncate)
 
     async def _age_loop(self) -> None:
         while True:
