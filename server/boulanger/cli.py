@@ -174,9 +174,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    url = _broker_url(args)
-    settings = Settings.from_env(broker_url=url)
     try:
+        settings = Settings.from_env(broker_url=_broker_url(args))
         app = create_app(settings)
     except (FileInUse, ValueError, OSError) as error:  # the file locked, a bad URL or path
         print(f"boulanger serve: {error}", file=sys.stderr)

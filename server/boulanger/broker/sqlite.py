@@ -482,25 +482,35 @@ class SqliteBroker(Broker):
         for listener in tuple(self._listeners.get(channel, ())):
             loop.call_soon(listener.on_message, data)
 
-    def _deliver(self, channel: str, data: str) -> None:
-        for listener in tuple(self._listeners.get(channel, ())):
-            try:
-                listener.on_message(data)
-            except Exception:
-                log.exception("listener failed on %r", channel)
+    def _deliver(self, published: list[tuple[str, str]]) -> None:
+        listeners_of = self._listeners
+        for channel, data in published:
+            for listener in tuple(listeners_of.get(channel, ())):
+                try:
+                    listener.on_message(data)
+                except Exception:
+                    log.exception("listener failed on %r", channel)
 
     def _finish(self, done: list[_Done]) -> None:
-        """On the loop, once a transaction is over: publish its events, answer its jobs."""
+        """On the loop, once a transaction is over: answer its jobs, publish its events.
+
+        Published on the next loop turn, after the appenders have resumed: a
+        hub applies its own event as the append returns, and then skips it
+        unparsed when it comes by pub/sub (as on the memory broker).
+        """
         self._in_flight -= len(done)
+        published = []
         for future, result, error, channel, text in done:
             if channel is not None and text is not None:
-                self._deliver(channel, text)
+                published.append((channel, text))
             if future.done():  # its caller went away; the write stands
                 continue
             if error is not None:
                 future.set_exception(error)
             else:
                 future.set_result(result)
+        if published:
+            self._running_loop().call_soon(self._deliver, published)
 
     # -- the writer thread ----------------------------------------------------
 
