@@ -13,8 +13,9 @@ import pytest
 from boulanger.broker import Condition, open_broker
 from boulanger.broker import sqlite as sqlite_broker
 from boulanger.broker.daily import open_daily_store
-from boulanger.broker.sqlite import FileInUse, SqliteBroker, SqliteUrl, backup
+from boulanger.broker.sqlite import SqliteBroker
 from boulanger.broker.sqlite_daily import SqliteDailyStore, unpack_record
+from boulanger.broker.sqlite_file import FileInUse, SqliteUrl, backup
 from boulanger.race.daily import DailyEntry, today
 
 from .conftest import started

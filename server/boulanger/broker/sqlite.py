@@ -21,7 +21,7 @@ Each race's state that appends check (its length, whether it is over, each
 player's number of events) is kept in the writer thread's memory, loaded
 from the file the first time a race is touched after a start. That is sound
 because the file has one writer: an exclusive lock on ``<file>.lock``, held
-for the process's life, refuses a second process (:class:`FileInUse`). Pub/sub
+for the process's life, refuses a second process (:mod:`.sqlite_file`). Pub/sub
 is in-process, as on the memory broker; events are published once their
 transaction is committed, in log order.
 
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -54,11 +53,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .sqlite_file import SqliteUrl, connect, lock
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +78,6 @@ CHECKPOINT_INTERVAL_S = 0.2  # between checkpoints while transactions commit
 # make the writer pause to start it over every second or so.
 WAL_RESTART_FRAMES = 16384
 WAL_LIMIT_BYTES = WAL_RESTART_FRAMES * 4096
-SYNCHRONOUS = ("full", "normal")
 SWITCH_INTERVAL_S = 0.001
 
 _SCHEMA = """
@@ -100,75 +97,6 @@ CREATE TABLE IF NOT EXISTS events (
     PRIMARY KEY (race, seq)
 ) WITHOUT ROWID;
 """
-
-
-class FileInUse(RuntimeError):
-    """Another process has the SQLite file open: one process per file."""
-
-
-@dataclass(frozen=True, slots=True)
-class SqliteUrl:
-    """What a ``sqlite://`` URL says: the file and the options after ``?``."""
-
-    path: Path
-    synchronous: str = "full"
-    window_s: float = 0.0
-
-    @classmethod
-    def parse(cls, url: str) -> SqliteUrl:
-        parts = urlsplit(url)
-        path = unquote(parts.path[1:])  # the slash after the empty host is not the path's
-        if parts.scheme != "sqlite" or parts.netloc or not path or path == ":memory:":
-            raise ValueError(
-                f"bad SQLite URL {url!r}: use sqlite:///relative/file.db or sqlite:////absolute/file.db"
-            )
-        options = dict(parse_qsl(parts.query, keep_blank_values=True))
-        synchronous = options.pop("synchronous", "full").lower()
-        if synchronous not in SYNCHRONOUS:
-            raise ValueError(f"synchronous={synchronous!r} in {url!r}: use full or normal")
-        try:
-            window_s = float(options.pop("window_ms", "0")) / 1000
-        except ValueError:
-            raise ValueError(f"window_ms in {url!r} is not a number") from None
-        if not 0 <= window_s <= 0.1:
-            raise ValueError(f"window_ms in {url!r} must be 0 to 100")
-        if options:
-            raise ValueError(f"unknown option(s) {', '.join(options)} in {url!r}")
-        return cls(Path(path), synchronous, window_s)
-
-
-def lock_path(path: Path) -> Path:
-    return path.with_name(path.name + ".lock")
-
-
-def _lock(path: Path) -> int:
-    """Take the file's exclusive lock, held until its descriptor is closed (or the process dies)."""
-    if not path.parent.is_dir():
-        raise ValueError(f"no directory {path.parent} for the SQLite file {path.name}")
-    where = lock_path(path)
-    fd = os.open(where, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.read(fd, 32).decode(errors="replace").strip()
-        os.close(fd)
-        raise FileInUse(
-            f"{path} is in use by another process"
-            + (f" (pid {holder})" if holder.isdigit() else "")
-            + f", which holds {where}: one boulanger process per SQLite file"
-            " (run several processes on redis:// instead)"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
-    return fd
-
-
-def connect(path: Path, synchronous: str = "full") -> sqlite3.Connection:
-    """A connection as every thread of the broker opens one (transactions explicit)."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
-    conn.execute(f"PRAGMA synchronous = {synchronous}")
-    conn.execute("PRAGMA temp_store = MEMORY")
-    return conn
 
 
 # -- the writer's jobs ------------------------------------------------------------
@@ -246,7 +174,7 @@ class SqliteBroker(Broker):
         self.stats = WriteStats()
         # Taken here, before anything else opens the file: `boulanger serve`
         # refuses to start rather than fail once serving.
-        self._lock_fd: int | None = _lock(self.path)
+        self._lock_fd: int | None = lock(self.path)
         self._listeners: dict[str, set[Listener]] = {}
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._in_flight = 0
@@ -753,30 +681,3 @@ def _vacuum_step(conn: sqlite3.Connection) -> bool:
 def _with_seq(seq: int, data: str) -> str:
     """The event's JSON with ``seq`` first, as both other brokers write it."""
     return f'{{"seq":{seq}}}' if data == "{}" else f'{{"seq":{seq},{data[1:]}'
-
-
-def backup(source: Path, dest: Path) -> int:
-    """Copy a live database with SQLite's online backup; answer the copy's size in bytes.
-
-    Safe while a server writes to ``source``: the copy is one consistent
-    snapshot. It is written beside ``dest`` and renamed into place, as a
-    single file (journal mode DELETE) that opens anywhere.
-    """
-    if not source.is_file():
-        raise FileNotFoundError(f"no database at {source}")
-    if dest.exists():
-        raise FileExistsError(f"{dest} exists already; choose a new name")
-    partial = dest.with_name(dest.name + ".partial")
-    partial.unlink(missing_ok=True)
-    src = sqlite3.connect(f"file:{quote(str(source.resolve()))}?mode=ro", uri=True)
-    try:
-        copy = sqlite3.connect(partial)
-        try:
-            src.backup(copy)
-            copy.execute("PRAGMA journal_mode = DELETE")
-        finally:
-            copy.close()
-    finally:
-        src.close()
-    os.replace(partial, dest)
-    return dest.stat().st_size
