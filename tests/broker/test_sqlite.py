@@ -332,3 +332,31 @@ async def test_the_wal_starts_over_under_steady_writes(
         assert largest < 8_000_000, largest
     else:  # the same writes without it: the WAL keeps every page written
         assert largest > 16_000_000, largest
+
+
+async def test_a_long_reader_does_not_hold_up_the_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backup (here: another connection's read transaction) keeps the WAL from
+    starting over; the writer tries again later instead of waiting for it."""
+    monkeypatch.setattr(sqlite_broker, "CHECKPOINT_INTERVAL_S", 0.02)
+    monkeypatch.setattr(sqlite_broker, "WAL_RESTART_FRAMES", 64)
+    path = tmp_path / "b.db"
+    slowest = 0.0
+    async with started(SqliteBroker(_url(path))) as broker:
+        await broker.create_race("r0", {})
+        reader = sqlite3.connect(path, isolation_level=None)
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM races").fetchone() == (1,)  # a snapshot
+
+        async def write(n: int) -> None:
+            nonlocal slowest
+            for events in range(150):
+                begun = time.monotonic()
+                assert await broker.append(f"r{n}", {"p": "x" * 200}, _player("p", events))
+                slowest = max(slowest, time.monotonic() - begun)
+
+        await asyncio.gather(*(write(n) for n in range(16)))
+        reader.execute("ROLLBACK")
+        reader.close()
+    assert slowest < 2.0, slowest  # not the 5 s of waiting for the reader

@@ -79,6 +79,7 @@ CHECKPOINT_INTERVAL_S = 0.2  # between checkpoints while transactions commit
 WAL_RESTART_FRAMES = 16384
 WAL_LIMIT_BYTES = WAL_RESTART_FRAMES * 4096
 SWITCH_INTERVAL_S = 0.001
+BUSY_TIMEOUT_MS = 5000  # as sqlite_file.connect sets it
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS races (
@@ -479,10 +480,15 @@ class SqliteBroker(Broker):
         copied nearly all of it: finishing here, between transactions, is short.
         """
         self._restart_wal = False
+        # Without waiting: while someone reads (a backup, say), it fails at once
+        # and is tried again after the next checkpoint.
+        conn.execute("PRAGMA busy_timeout = 0")
         try:
             conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
         except sqlite3.Error as error:
             log.warning("sqlite %s: restarting the WAL failed: %s", self.path, error)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def _commit(self, conn: sqlite3.Connection, jobs: list[_Job]) -> None:
         """One transaction for every job of the group; the loop hears of it after COMMIT."""
