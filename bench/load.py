@@ -174,7 +174,12 @@ class Target:
     )  # fmt: skip
 
     def __init__(
-        self, kind: str, env: dict[str, str], fsync: str = "everysec", synchronous: str = "full"
+        self,
+        kind: str,
+        env: dict[str, str],
+        fsync: str = "everysec",
+        synchronous: str = "full",
+        window_ms: float = 0.0,
     ) -> None:
         if kind not in self.KINDS:
             raise ValueError(f"target must be one of {self.KINDS}")
@@ -182,6 +187,7 @@ class Target:
         self.env = {**os.environ, **env, "PYTHONPATH": str(TREE / "server")}
         self.fsync = fsync
         self.synchronous = synchronous
+        self.window_ms = window_ms
         self.dir = tempfile.mkdtemp(prefix="boulanger-bench-")
         self.db = Path(self.dir) / "boulanger.db"
         self.figures: dict[str, Any] = {}  # read as the target stops (the SQLite file's)
@@ -217,6 +223,8 @@ class Target:
         broker = "memory://"
         if self.kind == "sqlite":
             broker = f"sqlite:///{self.db}?synchronous={self.synchronous}"
+            if self.window_ms:
+                broker += f"&window_ms={self.window_ms:g}"
         if self.kind.startswith("redis"):
             binary = shutil.which("redis-server")
             if binary is None:
@@ -1058,6 +1066,7 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
         server_env(args.pace, countdown_ms),
         args.redis_fsync,
         getattr(args, "sqlite_synchronous", "full"),
+        getattr(args, "sqlite_window_ms", 0.0),
     )
     result: dict[str, Any] = {
         "target": args.target,
@@ -1476,6 +1485,12 @@ def main() -> None:
             choices=["full", "normal"],
             default="full",
             help="the sqlite target's synchronous setting (full: an fsync per commit)",
+        )
+        p.add_argument(
+            "--sqlite-window-ms",
+            type=float,
+            default=0.0,
+            help="the sqlite target's commit window (the writer waits this long for more)",
         )
         p.add_argument("--settle-s", type=float, default=3.0, help="idle: wait before RSS")
         p.add_argument("--seed", type=int, default=1)

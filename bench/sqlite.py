@@ -2,7 +2,6 @@
 
     .venv/bin/python bench/sqlite.py groups [--writers 1,8,64,512] [--seconds 4] [--runs 3]
     .venv/bin/python bench/sqlite.py size [--races 1000] [--concurrency 64]
-    .venv/bin/python bench/sqlite.py busy [--players 1000] [--seconds 4] [--runs 5]
 
 ``groups``: ``--writers`` coroutines each append to a race of its own
 (as players do: a player condition), awaiting each append before the next,
@@ -22,21 +21,12 @@ and the race's end. ``--concurrency`` races are written at once. Printed:
 events, the mean event's JSON size, the file's size after a full checkpoint
 (bytes per race, per 1,000 races, per event), then the same once every race
 is past its time to live and aged out.
-
-``busy``: the event loop kept about 70 % busy (spinning 0.7 ms, then
-sleeping 0.3 ms, as a server with 1,000 players is), ``--players`` coroutines
-each append every 250-750 ms, this process pinned to core 0 as the server is
-in bench/load.py, runs alternating between Python's default thread switch
-interval (5 ms) and the 1 ms the broker sets. Printed: the append's latency,
-p50 and p99, of each run, and their medians. The writer thread waits for the
-GIL while the loop runs; the interval bounds that wait.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import random
 import statistics
@@ -244,65 +234,6 @@ def size(args: argparse.Namespace) -> None:
         asyncio.run(size_run(args, Path(folder)))
 
 
-async def busy_run(
-    folder: Path, interval: float, players: int, seconds: float
-) -> tuple[float, float]:
-    broker = SqliteBroker(f"sqlite:///{folder / f'busy-{time.monotonic_ns()}.db'}")
-    await broker.start()
-    sys.setswitchinterval(interval)  # after start(), which lowers it to 1 ms
-    latencies: list[float] = []
-    try:
-        await broker.age()
-        stop = time.perf_counter() + seconds
-
-        async def spin() -> None:
-            perf = time.perf_counter
-            while perf() < stop:
-                begun = perf()
-                while perf() - begun < 0.0007:
-                    pass
-                await asyncio.sleep(0.0003)
-
-        async def player(n: int) -> None:
-            rng, events = random.Random(n), 0
-            while time.perf_counter() < stop:
-                await asyncio.sleep(rng.uniform(0.25, 0.75))
-                started = time.perf_counter()
-                condition = Condition(player_id=f"p{n}", player_events=events)
-                assert await broker.append(f"race-{n // RACE_SIZE}", {"n": events}, condition)
-                latencies.append((time.perf_counter() - started) * 1000)
-                events += 1
-
-        await asyncio.gather(spin(), *(player(n) for n in range(players)))
-    finally:
-        await broker.close()
-    return percentile(latencies, 50), percentile(latencies, 99)
-
-
-def busy(args: argparse.Namespace) -> None:
-    import os
-
-    with contextlib.suppress(OSError):
-        os.sched_setaffinity(0, {0})
-    found: dict[float, list[tuple[float, float]]] = {0.005: [], 0.001: []}
-    with tempfile.TemporaryDirectory(prefix="boulanger-bench-sqlite-") as folder:
-        for _ in range(args.runs):
-            for interval, runs in found.items():
-                runs.append(
-                    asyncio.run(busy_run(Path(folder), interval, args.players, args.seconds))
-                )
-                p50, p99 = runs[-1]
-                print(
-                    f"switch interval {interval * 1000:g} ms: ack p50 {p50:.2f} ms, p99 {p99:.2f} ms"
-                )
-    for interval, runs in found.items():
-        print(
-            f"median of {args.runs}: switch interval {interval * 1000:g} ms:"
-            f" ack p50 {statistics.median(r[0] for r in runs):.2f} ms,"
-            f" p99 {statistics.median(r[1] for r in runs):.2f} ms"
-        )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -313,12 +244,8 @@ def main() -> None:
     p_size = sub.add_parser("size", help="the file's size per 1,000 races")
     p_size.add_argument("--races", type=int, default=1000)
     p_size.add_argument("--concurrency", type=int, default=64)
-    p_busy = sub.add_parser("busy", help="ack latency with a busy event loop: 5 ms vs 1 ms")
-    p_busy.add_argument("--players", type=int, default=1000)
-    p_busy.add_argument("--seconds", type=float, default=4.0)
-    p_busy.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    {"groups": groups, "size": size, "busy": busy}[args.command](args)
+    {"groups": groups, "size": size}[args.command](args)
 
 
 if __name__ == "__main__":

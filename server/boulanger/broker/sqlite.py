@@ -46,7 +46,6 @@ import logging
 import os
 import queue
 import sqlite3
-import sys
 import threading
 import time
 from collections import OrderedDict
@@ -78,7 +77,6 @@ CHECKPOINT_INTERVAL_S = 0.2  # between checkpoints while transactions commit
 # make the writer pause to start it over every second or so.
 WAL_RESTART_FRAMES = 16384
 WAL_LIMIT_BYTES = WAL_RESTART_FRAMES * 4096
-SWITCH_INTERVAL_S = 0.001
 BUSY_TIMEOUT_MS = 5000  # as sqlite_file.connect sets it
 
 _SCHEMA = """
@@ -197,11 +195,6 @@ class SqliteBroker(Broker):
     # -- life ---------------------------------------------------------------
 
     async def start(self) -> None:
-        # The writer gives up the GIL at each commit's fsync; while the event
-        # loop is busy it then waits up to this interval to get it back, twice a
-        # transaction. Python's 5 ms default made a long tail of acks in
-        # bench/load.py; 1 ms costs the loop a few more thread switches.
-        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         self._loop = asyncio.get_running_loop()
         if self._lock_fd is None:
             raise BrokerUnavailable("the broker was closed")
