@@ -150,7 +150,10 @@ class ServerProcess:
             *(("--broker", self.broker_url) if self.broker_url is not None else ()), *self.args,
         ]  # fmt: skip
         with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(args, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+            # A session of its own: a kill takes its solver workers with it.
+            self.proc = subprocess.Popen(
+                args, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         _wait_for(
             lambda: httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200,
             30,
@@ -159,13 +162,20 @@ class ServerProcess:
         )
 
     def stop(self, kill: bool = False) -> None:
+        """SIGTERM (a clean shutdown), or SIGKILL to the process and its children (a crash)."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            if kill:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            else:
+                self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+            # Whatever of its session outlived it (a solver worker can): gone too.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc = None
 
     def output(self) -> str:
