@@ -101,7 +101,7 @@ async def test_a_refused_connection_fails_promptly_and_is_retried(
         start = time.monotonic()
         with pytest.raises(BrokerUnavailable):
             await broker.append("down", event(1), Condition())
-        assert time.monotonic() - start < 2  # refused at once, far from the 5 s timeout
+        assert time.monotonic() - start < 4  # refused at once, not after the 5 s timeout
     own_redis.start()
     assert await append_once_back(broker, "down", 1) == 2  # AOF kept seq 1
 
@@ -118,7 +118,7 @@ async def test_a_silent_redis_times_out_the_appends(
         )
         elapsed = time.monotonic() - start
         assert all(isinstance(result, BrokerUnavailable) for result in results)
-        assert 0.4 < elapsed < 2  # append_timeout=0.5
+        assert 0.4 < elapsed < 4  # append_timeout=0.5, not the 5 s default
     # The answers that did not come may yet have been applied: the log says.
     seq = await append_once_back(broker, "stopped", 99)
     assert seq == len(await broker.read("stopped", 0))

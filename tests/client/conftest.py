@@ -10,17 +10,13 @@ import contextlib
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support.servers import ServerProcess
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
@@ -54,69 +50,12 @@ def _chromium() -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _healthy(base: str) -> bool:
-    with (
-        contextlib.suppress(OSError, ValueError),
-        urllib.request.urlopen(f"{base}/healthz", timeout=1) as answer,
-    ):
-        return bool(json.load(answer).get("ok"))
-    return False
-
-
-class Server:
-    """``python -m boulanger serve`` on a free loopback port."""
-
-    def __init__(self) -> None:
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        handle, path = tempfile.mkstemp(prefix="boulanger-client-", suffix=".log")
-        self.log_path = Path(path)
-        args = [
-            sys.executable, "-m", "boulanger", "serve",
-            "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
-        ]  # fmt: skip
-        try:
-            self.proc = subprocess.Popen(
-                args, env={**os.environ, **SERVER_ENV}, stdout=handle, stderr=subprocess.STDOUT
-            )
-        finally:
-            os.close(handle)
-
-    def wait(self, timeout: float = 20) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.proc.returncode}: {self.tail()}")
-            if _healthy(self.base):
-                return
-            time.sleep(0.05)
-        raise TimeoutError(f"the server did not answer /healthz in {timeout} s: {self.tail()}")
-
-    def tail(self) -> str:
-        return self.log_path.read_text(errors="replace")[-2000:]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log_path.unlink(missing_ok=True)
-
-
 @pytest.fixture(scope="session")
-def server() -> Iterator[Server]:
-    proc = Server()
+def server() -> Iterator[ServerProcess]:
+    """One ``boulanger serve`` for the browser tests (its deals: see TEST_DEAL_SEED)."""
+    proc = ServerProcess("memory://", env=SERVER_ENV)
+    proc.start()
     try:
-        proc.wait()
         yield proc
     finally:
         proc.stop()
@@ -178,7 +117,7 @@ class Player:
 
 
 @pytest.fixture
-def players(browser: Any, server: Server) -> Iterator[Callable[..., Player]]:
+def players(browser: Any, server: ServerProcess) -> Iterator[Callable[..., Player]]:
     """Make players (browser contexts); closed after the test, which fails on page errors."""
     made: list[Player] = []
 

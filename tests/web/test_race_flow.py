@@ -167,7 +167,7 @@ async def test_hints_only_in_practice(memory_server: ServerProcess) -> None:
     assert (await ann.expect("error"))["code"] == "no_hints"
     await ann.close()
 
-    practice = await create_race(memory_server.base, cells=4, practice=True)
+    practice = await create_race(memory_server.base, code=CODE, practice=True)
     assert practice["winnable"] is True
     solo = await Racer(memory_server.ws_base, practice["race_id"]).connect()
     await solo.join("Solo", host_key=practice["host_key"])

@@ -81,7 +81,7 @@ class Server:
         self.addresses = AddressLimits(
             settings.max_connections_per_address, settings.races_per_minute_per_address
         )
-        self.solver = SolverPool()
+        self.solver = SolverPool(settings.deal_seed)
         self.stopping = False
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -149,7 +149,7 @@ class Server:
         }
 
     async def hint(self, record: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
-        return await self.solver.hint(record)
+        return await self.solver.hint(record, self.settings.hint_budget_s)
 
 
 def create_app(settings: Settings | None = None, broker: Broker | None = None) -> Starlette:
