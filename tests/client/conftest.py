@@ -19,6 +19,8 @@ import pytest
 from support.servers import ServerProcess
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
+# Assertions wait for their condition this long (Playwright's default is 5 s).
+playwright_sync.expect.set_options(timeout=10_000)
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
@@ -30,10 +32,11 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
-# A short countdown keeps the suite quick; the budget lets a scripted winner
-# play a whole solution without pausing (a person never comes near it).
+# A countdown long enough to be seen on a busy machine, short enough to keep
+# the suite quick; the budget lets a scripted winner play a whole solution
+# without pausing (a person never comes near it).
 SERVER_ENV = {
-    "BOULANGER_COUNTDOWN_MS": "1200",
+    "BOULANGER_COUNTDOWN_MS": "3000",
     "BOULANGER_MESSAGES_PER_SECOND": "100",
     "BOULANGER_MESSAGE_BURST": "200",
     "BOULANGER_PING_INTERVAL_S": "2",  # so that the tests see pings answered

@@ -140,8 +140,7 @@ async def test_redis_restart_mid_race_loses_nothing(
     seqs = sorted({e["seq"] for e in bo.events})
     if seqs != list(range(seqs[0], seqs[-1] + 1)):
         # Events published while Redis was away are gone from pub/sub: resync fills the gap.
-        await bo.send(type="resync", last_seq=seqs[0])
-        await asyncio.sleep(0.5)
+        await bo.answer("resync_done", events=True, type="resync", last_seq=seqs[0])
         seqs = sorted({e["seq"] for e in bo.events})
     assert seqs == list(range(seqs[0], seqs[-1] + 1))
     for racer in (ann, bo):

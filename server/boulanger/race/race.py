@@ -391,7 +391,9 @@ class Race:
             player.events += 1
             move: Move | None = None
             if kind == "resign":
+                # The game's own status says so too (its ack, welcome and board).
                 player.resigned = True
+                player.status = "resigned"
             else:
                 action = event["action"]
                 if "undo" in action:

@@ -294,10 +294,10 @@ class Watcher(Session):
         try:
             message = p.decode(data, d.CLIENT_MESSAGES)
         except ProtocolError as refused:
-            self.error(refused.code, refused.reason)
+            self.error(refused.code, refused.reason, ref=refused.ref, action_id=refused.action_id)
             return
         if isinstance(message, p.Ping):
-            self.conn.send(p.ServerPong(message.t).encode())
+            self.conn.send(p.ServerPong(message.t, ref=message.ref).encode())
 
 
 def routes() -> list[BaseRoute]:

@@ -95,8 +95,11 @@ class Session:
 
     # -- the shell -------------------------------------------------------------
 
-    def error(self, code: str, reason: str) -> None:
-        self.conn.send(p.Error(code, reason).encode())
+    def error(
+        self, code: str, reason: str, *, ref: str | None = None, action_id: str | None = None
+    ) -> None:
+        """Answer with ``error``, echoing the refused message's ``ref`` and ``action_id``."""
+        self.conn.send(p.Error(code, reason, action_id, ref=ref).encode())
 
     async def run(self) -> None:
         conn = self.conn

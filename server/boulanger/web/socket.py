@@ -63,16 +63,17 @@ class RaceSession(Session):
         try:
             message = p.decode_client(text)
         except ProtocolError as error:
-            self.error(error.code, error.reason)
+            self.error(error.code, error.reason, ref=error.ref, action_id=error.action_id)
             return
         action_id = getattr(message, "action_id", None)
+        ref = message.ref
         try:
             await self._dispatch(message)
         except ProtocolError as error:
             if action_id is not None:
-                self.conn.send(p.Reject(action_id, error.code, error.reason).encode())
+                self.conn.send(p.Reject(action_id, error.code, error.reason, ref=ref).encode())
             else:
-                self.error(error.code, error.reason)
+                self.error(error.code, error.reason, ref=ref)
         except Exception:
             log.exception(
                 "race %s player %s: %s failed",
@@ -81,14 +82,15 @@ class RaceSession(Session):
                 message.type,
             )
             if action_id is not None:
-                self.conn.send(p.Reject(action_id, "internal", "unexpected server error").encode())
+                reject = p.Reject(action_id, "internal", "unexpected server error", ref=ref)
+                self.conn.send(reject.encode())
             else:
-                self.error("internal", "unexpected server error")
+                self.error("internal", "unexpected server error", ref=ref)
 
     async def _dispatch(self, message: p.Message) -> None:
         conn = self.conn
         if isinstance(message, p.Ping):
-            conn.send(p.ServerPong(message.t).encode())
+            conn.send(p.ServerPong(message.t, ref=message.ref).encode())
             return
         if isinstance(message, p.Pong):
             return
@@ -99,17 +101,17 @@ class RaceSession(Session):
             raise ProtocolError("not_joined", "the first message must be join")
         race = self.hub.race
         if isinstance(message, p.Resync):
-            self._resync(message.last_seq)
+            self._resync(message.last_seq, message.ref)
         elif isinstance(message, p.ACTION_TYPES):
             await self._act(message)
         elif isinstance(message, p.Start):
             await self.hub.submit(lambda: race.decide_start(self._player_id(), now_ms()))
         elif isinstance(message, p.Watch):
-            self._watch(message.player_id)
+            self._watch(message.player_id, message.ref)
         elif isinstance(message, p.Rematch):
             await self._rematch()
         elif isinstance(message, p.HintRequest):
-            await self._hint()
+            await self._hint(message.ref)
         else:  # pragma: no cover - every client type is handled above
             raise ProtocolError("unknown_type", f"unexpected {message.type}")
 
@@ -125,8 +127,9 @@ class RaceSession(Session):
         race = hub.race
         if conn.role is not None:
             raise ProtocolError("already_joined", "this connection has joined already")
+        token: str | None
         if message.role == "spectator":
-            conn.role = "spectator"
+            conn.role, token = "spectator", None
         elif message.token is not None:
             player = race.player_by_token(message.token)
             if player is None:
@@ -135,39 +138,41 @@ class RaceSession(Session):
             if player is None:
                 raise ProtocolError("bad_token", "no player of this race has that token")
             conn.role, conn.player_id = "player", player.player_id
+            token = message.token
             await hub.kick_others(conn)
         else:
             player_id, token = new_player_id(), new_secret()
             await hub.submit(lambda: race.decide_join(message, now_ms(), player_id, token))
             conn.role, conn.player_id = "player", player_id
-            hub.attach(conn)
-            conn.send(self._welcome(token))
-            return
         hub.attach(conn)
-        if message.last_seq is not None and message.last_seq <= race.seq:
-            conn.send(self._welcome(message.token))
-            self._resync(message.last_seq)
-        else:
-            conn.send(self._welcome(message.token))
+        conn.send(self._welcome(token, message.ref))
+        if message.last_seq is not None:
+            self._resync(message.last_seq, message.ref)
 
-    def _welcome(self, token: str | None) -> str:
+    def _welcome(self, token: str | None, ref: str | None) -> str:
         race = self.hub.race
         pid = self.conn.player_id
         game = race.players[pid].view() if pid is not None else None
         return p.Welcome(
-            self.conn.role or "spectator", pid, token, race.snapshot(now_ms()), game
+            self.conn.role or "spectator", pid, token, race.snapshot(now_ms()), game, ref=ref
         ).encode()
 
-    def _resync(self, last_seq: int) -> None:
+    def _resync(self, last_seq: int, ref: str | None) -> None:
+        """The events after ``last_seq`` (or a snapshot), then ``resync_done``.
+
+        Nothing here awaits: no event can slip in between, so every event
+        after the ``resync_done``'s seq reaches the client live, in order.
+        """
+        race = self.hub.race
         missed = self.hub.missed_since(last_seq)
         if missed is None:
-            race = self.hub.race
             pid = self.conn.player_id
             game = race.players[pid].view() if pid is not None else None
-            self.conn.send(p.Snapshot(race.snapshot(now_ms()), game).encode())
-            return
-        for text in missed:
-            self.conn.send(text)
+            self.conn.send(p.Snapshot(race.snapshot(now_ms()), game, ref=ref).encode())
+        else:
+            for text in missed:
+                self.conn.send(text)
+        self.conn.send(p.ResyncDone(race.seq, ref=ref).encode())
 
     # -- actions -----------------------------------------------------------
 
@@ -187,9 +192,9 @@ class RaceSession(Session):
                 undone = race.players[player_id].applied[action.action_id][1]
                 move = None if undone is None else undone.to_dict()
         game = race.players[player_id].view()
-        self.conn.send(p.Ack(action.action_id, seq, move, game).encode())
+        self.conn.send(p.Ack(action.action_id, seq, move, game, ref=action.ref).encode())
 
-    def _watch(self, player_id: str | None) -> None:
+    def _watch(self, player_id: str | None, ref: str | None) -> None:
         race = self.hub.race
         conn = self.conn
         if player_id is None:
@@ -205,9 +210,12 @@ class RaceSession(Session):
             or player_id == conn.player_id
         )
         if not allowed:
-            raise ProtocolError("spectator", "players see others' boards once they have finished")
+            raise ProtocolError(
+                "watch_refused", "players see others' boards once they have finished"
+            )
         conn.watching = player_id
-        conn.send(p.BoardUpdate(player_id, race.players[player_id].view()).encode())
+        board = p.BoardUpdate(player_id, race.players[player_id].view(), ref=ref)
+        conn.send(board.encode())
 
     async def _rematch(self) -> None:
         race = self.hub.race
@@ -222,11 +230,11 @@ class RaceSession(Session):
         new_id, code = created["race_id"], created["code"]
         await self.hub.submit(lambda: race.decide_rematch(player_id, new_id, code))
 
-    async def _hint(self) -> None:
+    async def _hint(self, ref: str | None) -> None:
         race = self.hub.race
         player_id = self._player_id()
         if not race.meta.practice:
             raise ProtocolError("no_hints", "hints are only for practice games")
         record = race.players[player_id].game.record()
         result, move = await self.server.hint(record)
-        self.conn.send(p.HintResult(result, move).encode())
+        self.conn.send(p.HintResult(result, move, ref=ref).encode())
