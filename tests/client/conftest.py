@@ -55,7 +55,7 @@ def _chromium() -> str:
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[ServerProcess]:
-    """One ``boulanger serve`` for the browser tests (its deals: see TEST_DEAL_SEED)."""
+    """One ``boulanger serve`` for the browser tests (its deals: see TEST_CATALOG_SEED)."""
     proc = ServerProcess("memory://", env=SERVER_ENV)
     proc.start()
     try:

@@ -22,9 +22,9 @@ PORT_ATTEMPTS = 5
 
 
 # Every server the tests start gets its catalog deals in a fixed sequence
-# (BOULANGER_DEAL_SEED): a race created without a code is the same race on
+# (BOULANGER_CATALOG_SEED): a race created without a code is the same race on
 # every run. A test that needs a particular deal still names its game code.
-TEST_DEAL_SEED = "boulanger-tests"
+TEST_CATALOG_SEED = "boulanger-tests"
 
 
 def free_port() -> int:
@@ -185,7 +185,7 @@ class ServerProcess:
         self.broker_url = broker_url
         self.listener: socket.socket | None = listening_socket()
         self.port = int(self.listener.getsockname()[1])
-        self.env = {**os.environ, "BOULANGER_DEAL_SEED": TEST_DEAL_SEED, **(env or {})}
+        self.env = {**os.environ, "BOULANGER_CATALOG_SEED": TEST_CATALOG_SEED, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
         LOGS.mkdir(parents=True, exist_ok=True)
         self.log_path = LOGS / f"server-{self.port}-{os.getpid()}.log"

@@ -81,7 +81,7 @@ class Server:
         self.addresses = AddressLimits(
             settings.max_connections_per_address, settings.races_per_minute_per_address
         )
-        self.solver = SolverPool(settings.deal_seed)
+        self.solver = SolverPool(settings.catalog_seed)
         self.stopping = False
         self._sweeper: asyncio.Task[None] | None = None
 

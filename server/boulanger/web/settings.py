@@ -33,12 +33,12 @@ class Settings:
     races_per_minute_per_address: int = 20
     # Budget for telling whether an explicit game code is winnable.
     solve_budget_s: float = 1.0
-    # Budget for a practice game's hint (an answer within it is "unknown").
+    # Budget for a practice game's hint (no answer within it: "unknown").
     hint_budget_s: float = 1.0
     # When set, races created without a code get their catalog deals in a
     # sequence fixed by this text instead of at random: the same seed and the
     # same order of races give the same deals (tests, demonstrations).
-    deal_seed: str = ""
+    catalog_seed: str = ""
     # How long a finished race's replica stays in a process's memory.
     idle_race_s: float = 600.0
     # Daily challenge: days a day's leaderboard is kept after it ends (boulanger.web.daily).

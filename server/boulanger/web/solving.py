@@ -57,10 +57,10 @@ def _exit_with_parent(parent: int) -> None:
 
 
 class SolverPool:
-    def __init__(self, deal_seed: str = "") -> None:
+    def __init__(self, catalog_seed: str = "") -> None:
         self._pool: ProcessPoolExecutor | None = None
         # A seeded sequence of catalog picks, or None for random ones.
-        self._rng = random.Random(deal_seed) if deal_seed else None
+        self._rng = random.Random(catalog_seed) if catalog_seed else None
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
