@@ -56,9 +56,29 @@ async def started_hub(broker: RedisClusterBroker) -> RaceHub:
             json.dumps({"type": "join", "role": "player", "name": "Ann", "host_key": "host"})
         )
         assert isinstance(join, p.Join)
-        await hub.submit(lambda: hub.race.decide_join(join, now_ms(), "ann", "token"))
-        await hub.submit(lambda: hub.race.decide_start("ann", now_ms()))
+        race = hub.race
+        await _settled(
+            hub,
+            lambda: race.decide_join(join, now_ms(), "ann", "token"),
+            lambda: "ann" in race.players,
+        )
+        await _settled(
+            hub, lambda: race.decide_start("ann", now_ms()), lambda: race.start_at is not None
+        )
     return hub
+
+
+async def _settled(hub: RaceHub, decide: Callable[[], Any], done: Callable[[], bool]) -> None:
+    """A setup step, submitted until ``done``: a replica of a cluster just made may take a
+    moment to confirm writes within the 300 ms wait (try_again), though the step was made."""
+    async with asyncio.timeout(20):
+        while not done():
+            try:
+                await hub.submit(decide)
+            except ProtocolError as error:
+                assert error.code == "try_again", error
+                await asyncio.sleep(0.1)
+                await hub.catch_up()
 
 
 def move(action_id: str) -> Callable[[RaceHub], Callable[[], dict[str, Any] | Duplicate]]:
