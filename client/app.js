@@ -1,7 +1,7 @@
 // The boulanger web client: routes by path, the home page, the daily
 // challenge and practice; the race page lives in race.js.
 
-import { h, clear, toast, api, savedName, saveName, saveRaceCreds } from './dom.js';
+import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds } from './dom.js';
 import { RaceView } from './race.js';
 import { DailyPage } from './daily.js';
 
@@ -25,6 +25,7 @@ export function navigate(path, replace = false) {
 function route() {
   if (current && current.destroy) current.destroy();
   current = null;
+  hideToast();
   window.scrollTo(0, 0);
   for (const [pattern, show] of ROUTES) {
     const match = pattern.exec(location.pathname);
@@ -89,7 +90,6 @@ function raceBody(form) {
 async function createRace(body) {
   const race = await api('POST', '/api/races', body);
   saveRaceCreds(race.race_id, { host_key: race.host_key });
-  if (body.code && race.winnable === false) toast('Careful: the solver found no win for this deal.', 'error', 6000);
   return race;
 }
 

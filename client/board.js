@@ -58,6 +58,9 @@ export class BoardView {
     this.el.addEventListener('pointercancel', (e) => this.pointerCancel(e));
     this.el.addEventListener('keydown', (e) => this.placeKey(e));
     this.el.addEventListener('dragstart', (e) => e.preventDefault());
+    // A press never focuses a column or a cell: focus rings are for the
+    // keyboard (a double click used to leave one on the column behind a card).
+    this.el.addEventListener('mousedown', (e) => e.preventDefault());
     this.onResize = () => this.layout(true);
     window.addEventListener('resize', this.onResize);
   }

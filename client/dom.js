@@ -97,6 +97,13 @@ export function toast(message, kind = 'info', ms = 3500) {
   toastTimer = setTimeout(() => { el.hidden = true; }, ms);
 }
 
+// A toast belongs to the page that showed it.
+export function hideToast() {
+  clearTimeout(toastTimer);
+  const el = document.getElementById('toast');
+  if (el) el.hidden = true;
+}
+
 // JSON over fetch; throws an Error carrying the server's reason and status.
 export async function api(method, path, body, headers = {}) {
   const init = { method, headers: { Accept: 'application/json', ...headers } };
@@ -165,3 +172,25 @@ export function saveRaceCreds(raceId, changes) {
   }
   return creds;
 }
+
+const PLAYER_KEY = 'boulanger.player_key';
+
+// This browser's secret player key (the server keeps only its hash).
+export function playerKey() {
+  let key = null;
+  try {
+    key = localStorage.getItem(PLAYER_KEY);
+  } catch {
+    key = null;
+  }
+  if (key && /^[A-Za-z0-9._~-]{16,128}$/.test(key)) return key;
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  key = btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  try {
+    localStorage.setItem(PLAYER_KEY, key);
+  } catch {
+    // Without storage the key lasts as long as the page.
+  }
+  return key;
+}
+

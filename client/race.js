@@ -2,11 +2,12 @@
 // results, driven by the race WebSocket. Moves show at once and are rolled
 // back when the server rejects them; the `game` of every `ack` is the truth.
 
-import { h, clear, clock, ordinal, copyButton, toast, api, savedName, saveName, raceCreds, saveRaceCreds } from './dom.js';
+import { h, clear, clock, ordinal, copyButton, toast, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey } from './dom.js';
 import { RaceConnection } from './net.js';
 import { BoardView } from './board.js';
 import * as R from './rules.js';
 
+const RESULT_COLUMNS = ['#', 'Player', 'Time', 'Cards', 'Score', 'Moves', 'Result'];
 const STATUS_TEXT = {
   playing: 'playing',
   won: 'won',
@@ -160,7 +161,16 @@ export class RaceView {
     setConnectionIndicator(state);
     if (detail === 'no_race') this.fatal('There is no race at this address.', 'The server does not know it (any more).');
     if (detail === 'replaced') {
-      this.notice('This race is open in another tab or window.', 'Play here', () => this.conn.start(this.conn.joinMessage));
+      // Input here would be queued and sent on "Play here", long after the
+      // other tab moved on: this tab shows the game but takes no input.
+      this.replaced = true;
+      this.predictions = [];
+      this.render();
+      this.notice('This race is open in another tab or window.', 'Play here', () => {
+        this.replaced = false;
+        this.history = [];
+        this.conn.start(this.conn.joinMessage);
+      });
     }
   }
 
@@ -370,7 +380,7 @@ export class RaceView {
   // -- my actions -------------------------------------------------------------
 
   canPlay() {
-    if (this.role !== 'player' || !this.confirmed || !this.race) return false;
+    if (this.replaced || this.role !== 'player' || !this.confirmed || !this.race) return false;
     if (!this.running()) return false;
     const me = this.players.get(this.me);
     return !(me && (me.status === 'won' || me.status === 'resigned'));
@@ -391,6 +401,7 @@ export class RaceView {
 
   act(kind, fields, move = null) {
     const id = this.conn.act({ type: kind, ...fields });
+    if (!id) return null;
     this.predictions.push({ id, kind, move, card: null });
     this.hint = null;
     this.render();
@@ -607,7 +618,8 @@ export class RaceView {
     const buttons = [];
     let text = null;
     if (status === 'won') {
-      text = me && me.time_ms ? `You won in ${clock(me.time_ms)}${me.rank ? ` — ${ordinal(me.rank)} place` : ''}!` : 'You won!';
+      const place = me && me.rank && !this.solo() ? ` — ${ordinal(me.rank)} of ${this.players.size}` : '';
+      text = me && me.time_ms ? `You won in ${clock(me.time_ms)}${place}!` : 'You won!';
     } else if (status === 'resigned') {
       text = 'You resigned. Your cards on foundations count for the leaderboard.';
     } else if (status === 'stuck' || status === 'dead_end') {
@@ -628,7 +640,8 @@ export class RaceView {
     else if (phase === 'countdown') el.appendChild(h('div', { class: 'panel countdown', role: 'timer' }, h('p', {}, 'The race starts in'), h('p', { class: 'big', 'data-countdown': '' }, this.countdownText())));
     else if (phase === 'finished') el.appendChild(this.resultsPanel());
     if (this.race.rematch && phase === 'finished') {
-      const url = this.race.rematch.url || `/race/${this.race.rematch.race_id}`;
+      const base = this.race.rematch.url || `/race/${this.race.rematch.race_id}`;
+      const url = this.role === 'spectator' ? `${base}?watch=1` : base;
       el.prepend(h('div', { class: 'notice rematch', role: 'alert' },
         `A rematch is open on ${this.race.rematch.code}. `,
         h('a', { href: url, class: 'button primary', 'data-link': '' }, 'Go to the rematch')));
@@ -645,7 +658,10 @@ export class RaceView {
         h('label', { for: 'share-link' }, 'Send this link to the players'),
         h('div', { class: 'row' }, h('input', { id: 'share-link', readonly: true, value: link, onfocus: (e) => e.target.select() }), copyButton(() => link, 'Copy link')),
         h('p', { class: 'small' }, 'Spectators: ', h('a', { href: watchLink }, 'watch link'), ' ', copyButton(() => watchLink, 'Copy'))),
-      h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`));
+      h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`),
+      this.race.winnable === false
+        ? h('p', { class: 'notice', role: 'note' }, 'The solver found no win for this deal: the most cards on the foundations will decide.')
+        : null);
     if (this.isHost() && this.creds.autostart) {
       panel.appendChild(h('p', {}, 'Starting…'));
     } else if (this.isHost()) {
@@ -661,32 +677,66 @@ export class RaceView {
     return left > 0 ? String(Math.ceil(left / 1000)) : 'Go!';
   }
 
+  // A race of one (practice, a daily attempt) has a result, not a place.
+  solo() {
+    return Boolean(this.race && (this.race.practice || this.daily() || this.players.size === 1));
+  }
+
+  daily() {
+    return (this.race && this.race.daily) || this.creds.daily || null;
+  }
+
+  // The place of the day of a ranked daily attempt, once the server recorded it.
+  loadDailyPlace() {
+    const date = this.daily();
+    if (!date || this.role !== 'player' || this.dailyPlace || this.dailyAsked >= 20) return;
+    if (this.dailyTimer) return;
+    this.dailyAsked = (this.dailyAsked || 0) + 1;
+    this.dailyTimer = setTimeout(async () => {
+      try {
+        const me = await api('GET', `/api/daily/${date}/me`, undefined, { 'X-Player-Key': playerKey() });
+        if (!me.attempt || me.attempt.race_id !== this.raceId) this.dailyAsked = 99; // a practice game
+        else if (me.rank) this.dailyPlace = { rank: me.rank, total: me.total };
+      } catch {
+        // The result panel works without it.
+      }
+      this.dailyTimer = 0;
+      if (this.destroyed) return;
+      if (this.dailyPlace) this.render();
+      else this.loadDailyPlace();
+    }, this.dailyAsked === 1 ? 0 : 500);
+  }
+
   resultsPanel() {
     const order = this.ordered();
     const mine = this.players.get(this.me);
     const shareText = this.shareText(mine, order.length);
-    const reason = { time_limit: 'The time limit is over.', all_done: 'Every player has finished.' }[this.raceOverReason] || 'The race is over.';
+    const solo = this.solo();
+    const reason = solo ? null : { time_limit: 'The time limit is over.', all_done: 'Every player has finished.' }[this.raceOverReason] || 'The race is over.';
+    if (this.daily()) this.loadDailyPlace();
+    const place = this.dailyPlace;
     return h('div', { class: 'panel results' },
-      h('h2', {}, 'Results'),
-      h('p', {}, reason),
-      h('table', { class: 'results-table' },
-        h('thead', {}, h('tr', {}, ['#', 'Player', 'Time', 'Cards', 'Score', 'Moves', 'Result'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('h2', {}, solo ? 'Your result' : 'Results'),
+      reason ? h('p', {}, reason) : null,
+      place ? h('p', { class: 'my-place' }, `#${place.rank} of ${place.total} today`) : null,
+      solo && mine ? resultCard(mine) : h('table', { class: 'results-table' },
+        h('thead', {}, h('tr', {}, RESULT_COLUMNS.map((t) => h('th', { scope: 'col' }, t)))),
         h('tbody', {}, order.map((p, i) => h('tr', { class: p.player_id === this.me ? 'me' : '' },
-          h('td', {}, p.rank ? String(p.rank) : String(i + 1)),
-          h('td', {}, p.name, p.player_id === this.me ? ' (you)' : ''),
-          h('td', {}, Number.isFinite(p.time_ms) ? clock(p.time_ms) : '—'),
-          h('td', {}, `${p.foundation_cards}/52`),
-          h('td', {}, String(p.score)),
-          h('td', {}, String(p.actions)),
-          h('td', {}, STATUS_TEXT[p.status] || p.status))))),
+          h('td', { 'data-label': '#' }, p.rank ? String(p.rank) : String(i + 1)),
+          h('td', { 'data-label': 'Player', class: 'who' }, p.name, p.player_id === this.me ? ' (you)' : ''),
+          h('td', { 'data-label': 'Time' }, Number.isFinite(p.time_ms) ? clock(p.time_ms) : '—'),
+          h('td', { 'data-label': 'Cards' }, `${p.foundation_cards}/52`),
+          h('td', { 'data-label': 'Score' }, String(p.score)),
+          h('td', { 'data-label': 'Moves' }, String(p.actions)),
+          h('td', { 'data-label': 'Result' }, STATUS_TEXT[p.status] || p.status))))),
       h('div', { class: 'share' },
         h('label', { for: 'share-text' }, 'Share'),
         h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 2 }, shareText), copyButton(() => shareText, 'Copy'))),
       h('p', { class: 'row' },
-        this.isHost() && !this.race.rematch && !this.creds.daily
+        this.isHost() && !this.race.rematch && !this.daily()
           ? h('button', { type: 'button', class: 'primary rematch-button', disabled: this.rematchSent, onclick: () => this.rematch() }, this.rematchSent ? 'Opening…' : 'Rematch')
           : null,
-        this.creds.daily ? h('a', { href: `/daily/${this.creds.daily}`, class: 'button primary', 'data-link': '' }, 'Daily leaderboard') : null,
+        this.daily() ? h('a', { href: `/daily/${this.daily()}`, class: 'button primary', 'data-link': '' }, 'Daily leaderboard') : null,
         h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home')));
   }
 
@@ -732,7 +782,12 @@ export class RaceView {
 
   renderStandings(el, phase) {
     const canWatch = this.role === 'spectator' || phase === 'finished' || this.done();
-    const list = h('ol', { class: 'players' }, this.ordered().map((p) => {
+    // My own line shows my game as I see it (moves still on their way included).
+    const mine = this.role === 'player' && this.confirmed && this.predictions.length ? this.view() : null;
+    const list = h('ol', { class: 'players' }, this.ordered().map((standing) => {
+      const p = mine && standing.player_id === this.me
+        ? { ...standing, foundation_cards: mine.foundation_cards, score: mine.score }
+        : standing;
       const pct = Math.round((p.foundation_cards / 52) * 100);
       const status = phase === 'lobby' || phase === 'countdown' ? 'ready'
         : p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;
@@ -741,12 +796,13 @@ export class RaceView {
           h('span', { class: 'name' }, p.name),
           p.host ? h('span', { class: 'tag' }, 'host') : null,
           p.player_id === this.me ? h('span', { class: 'tag' }, 'you') : null,
-          h('span', { class: 'state' }, status)),
-        phase === 'lobby' ? null : h('div', { class: 'line' },
-          h('span', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 52, 'aria-valuenow': p.foundation_cards, 'aria-label': `${p.name}: cards on foundations` },
+          phase === 'lobby' ? null : h('span', { class: 'cards' }, `${p.foundation_cards}/52`),
+          phase === 'lobby' ? null : h('span', { class: 'score' }, `${p.score} pts`)),
+        // The status has a line of its own: a long one never cuts the name.
+        h('div', { class: 'line' },
+          phase === 'lobby' ? null : h('span', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 52, 'aria-valuenow': p.foundation_cards, 'aria-label': `${p.name}: cards on foundations` },
             h('span', { class: 'fill', style: { width: `${pct}%` } })),
-          h('span', { class: 'cards' }, `${p.foundation_cards}/52`),
-          h('span', { class: 'score' }, `${p.score} pts`)),
+          h('span', { class: 'state' }, status)),
         canWatch && p.player_id !== this.me
           ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === this.watching), onclick: () => this.watch(p.player_id) }, p.player_id === this.watching ? 'Watching' : 'Watch')
           : null);
@@ -783,6 +839,16 @@ function keysHelp() {
       h('li', {}, 'Keys: pick a source with 1–8 (columns) or a–d (cells), then a destination: 1–8, a–d, or f for the foundation.'),
       h('li', {}, 'The same key twice moves the card where a double tap would. ↑ and ↓ choose how many cards of a run to move; Esc cancels.'),
       h('li', {}, 'u undoes the last move; in practice, h asks for a hint.')));
+}
+
+// One player's result as a few plain lines (a race of one has no table).
+function resultCard(p) {
+  const won = p.status === 'won';
+  return h('dl', { class: 'result-card' },
+    h('div', {}, h('dt', {}, 'Result'), h('dd', {}, won ? `won in ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status)),
+    h('div', {}, h('dt', {}, 'Cards on foundations'), h('dd', {}, `${p.foundation_cards}/52`)),
+    h('div', {}, h('dt', {}, 'Score'), h('dd', {}, String(p.score))),
+    h('div', {}, h('dt', {}, 'Moves'), h('dd', {}, String(p.actions))));
 }
 
 function stat(label, value, key) {

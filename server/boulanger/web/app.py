@@ -173,6 +173,13 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
             return JSONResponse({"error": {"code": "no_client", "reason": "client not found"}}, 404)
         return FileResponse(index, headers={"Cache-Control": "no-cache"})
 
+    async def unknown(request: Any) -> Response:
+        # Any other address is the client's "nothing here" page (with a 404),
+        # except under /api/, whose callers read JSON.
+        if request.url.path.startswith("/api/") or not index.is_file():
+            return JSONResponse({"error": {"code": "http", "reason": "Not Found"}}, 404)
+        return FileResponse(index, status_code=404, headers={"Cache-Control": "no-cache"})
+
     routes = [
         Route("/healthz", http.healthz),
         Route("/api/races", http.create_race, methods=["POST"]),
@@ -185,7 +192,9 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         Route("/daily", page),
         Route("/daily/{date}", page),
         Route("/practice", page),
+        Route("/rules", page),
         Mount("/static", StaticFiles(directory=client_dir, check_dir=False), name="static"),
+        Route("/{path:path}", unknown),
     ]
     app = Starlette(
         routes=routes,
