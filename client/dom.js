@@ -97,6 +97,14 @@ export function toast(message, kind = 'info', ms = 3500) {
   toastTimer = setTimeout(() => { el.hidden = true; }, ms);
 }
 
+// Say something to screen readers (the page's polite live region).
+export function say(text) {
+  const live = document.getElementById('live');
+  if (!live) return;
+  // The same words twice in a row are read again only if the text changes.
+  live.textContent = live.textContent === text ? `${text}.` : text;
+}
+
 // A toast belongs to the page that showed it.
 export function hideToast() {
   clearTimeout(toastTimer);

@@ -2,7 +2,7 @@
 // results, driven by the race WebSocket. Moves show at once and are rolled
 // back when the server rejects them; the `game` of every `ack` is the truth.
 
-import { h, clear, clock, ordinal, copyButton, toast, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey } from './dom.js';
+import { h, clear, clock, ordinal, copyButton, toast, say, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey } from './dom.js';
 import { RaceConnection } from './net.js';
 import { BoardView } from './board.js';
 import * as R from './rules.js';
@@ -66,7 +66,7 @@ export class RaceView {
       doubleTap: (card) => this.sendTap('double_tap', card),
       undo: () => this.sendUndo(),
       hint: () => this.askHint(),
-      illegal: (reason) => this.showReason(reason),
+      illegal: (reason, target) => this.showReason(reason, null, target),
       flush: () => { if (this.frame) this.renderNow(); },
     });
     this.onKey = (e) => this.key(e);
@@ -324,16 +324,18 @@ export class RaceView {
       const card = same && prediction.card ? prediction.card : cardAt(before, move.src, move.count);
       if (card) this.history.push({ ...move, card, points: R.movePoints(move.src, move.dst) });
       if (this.history.length > HISTORY_LIMIT) this.history.shift();
+      if (card && (kind === 'tap' || kind === 'double_tap')) this.announce(move, card);
     }
     if (msg.game) this.confirmed = msg.game;
-    if (msg.move && (kind === 'tap' || kind === 'double_tap')) this.announce(msg.move, 'moved');
     this.hint = null;
     this.render();
   }
 
   onReject(msg) {
-    this.predictions = this.predictions.filter((p) => p.id !== msg.action_id);
-    this.showReason(msg.reason || rejectText(msg.code), msg.code);
+    const refused = this.predictions.find((p) => p.id === msg.action_id);
+    this.predictions = this.predictions.filter((p) => p !== refused);
+    const target = refused && (refused.card || (refused.move && refused.move.src));
+    this.showReason(msg.reason || rejectText(msg.code), msg.code, target);
     this.render();
   }
 
@@ -368,7 +370,9 @@ export class RaceView {
     if (msg.result === 'won' && msg.move) {
       this.hint = msg.move;
       const m = msg.move;
-      toast(`Hint: ${m.count > 1 ? `${m.count} cards` : 'a card'} from ${R.placeLabel(m.src)} to ${R.placeLabel(m.dst)}`);
+      const card = this.confirmed && R.movingCards(this.view().board, m.src, m.count)[0];
+      const what = card ? `${m.count > 1 ? `${m.count} cards from ` : ''}${R.cardText(card)}` : 'a card';
+      this.boardView.note(card || m.src, `Hint: ${what} to ${R.placeLabel(m.dst)}`);
     } else if (msg.result === 'unsolvable') {
       toast('No win from here: undo some moves.', 'error');
     } else {
@@ -411,8 +415,8 @@ export class RaceView {
   sendMove(src, dst, count) {
     if (!this.canPlay()) return;
     const move = { src, dst, count };
-    this.act('move', move, move);
-    this.announce(move, 'moving');
+    const card = R.movingCards(this.view().board, src, count)[0];
+    if (this.act('move', move, move) && card) this.announce(move, card);
   }
 
   sendTap(kind, card) {
@@ -420,7 +424,7 @@ export class RaceView {
     const board = this.view().board;
     const move = kind === 'tap' ? R.tapMove(board, card) : R.doubleTapMove(board, card);
     if (!move) {
-      if (kind === 'double_tap') this.showReason(`${card} has no destination`);
+      if (kind === 'double_tap') this.boardView.refuse(card, `${R.cardText(card)} has nowhere to go now`);
       return;
     }
     this.act(kind, { card }, move);
@@ -430,7 +434,7 @@ export class RaceView {
     if (!this.canPlay()) return;
     const view = this.view();
     if (!view.can_undo) {
-      this.showReason('nothing to undo');
+      toast('Nothing to undo', 'error');
       return;
     }
     this.act('undo', {});
@@ -503,17 +507,19 @@ export class RaceView {
     };
   }
 
-  showReason(reason, code) {
-    // The server's reason as it is ("col3>col5: 7H does not go on 8D: ..."),
-    // capitalised only when it is a sentence.
-    const text = !reason ? 'Not allowed' : /^(col|cell)\d/.test(reason) ? reason : reason.charAt(0).toUpperCase() + reason.slice(1);
-    toast(text, 'error');
+  // Why something was refused, in plain words next to the card it concerns
+  // (a toast when no board is in sight).
+  showReason(reason, code, target) {
+    const text = R.plainReason(reason);
+    if (target && !this.boardView.el.hidden && this.boardView.el.isConnected) this.boardView.refuse(target, text);
+    else toast(text, 'error');
     if (code === 'race_over' || code === 'finished') this.render();
   }
 
-  announce(move, verb) {
-    const live = document.getElementById('live');
-    if (live) live.textContent = `${verb} ${move.count > 1 ? `${move.count} cards` : 'card'} from ${R.placeLabel(move.src)} to ${R.placeLabel(move.dst)}`;
+  // Tell a screen reader what moved, naming the card.
+  announce(move, card) {
+    const what = move.count > 1 ? `${move.count} cards from ${R.cardName(card)}` : R.cardName(card);
+    say(`${what} to ${R.placeLabel(move.dst)}`);
   }
 
   key(e) {

@@ -118,8 +118,18 @@ def card_locator(p: Player, place: str, count: int = 1) -> Any:
     return cards.nth(cards.count() - count)
 
 
+def still(p: Any) -> None:
+    """Wait until no card is sliding (moves animate for about 150 ms)."""
+    p.page.wait_for_function(
+        "() => [...document.querySelectorAll('.board .card')].every((c) => !c.getAnimations().length)"
+    )
+
+
 def grab_point(locator: Any) -> tuple[float, float]:
-    """A point on the visible top strip of a (maybe covered) card."""
+    """A point on the visible top strip of a (maybe covered) card, once cards are still."""
+    locator.page.wait_for_function(
+        "() => [...document.querySelectorAll('.board .card')].every((c) => !c.getAnimations().length)"
+    )
     box = locator.bounding_box()
     return box["x"] + box["width"] / 2, box["y"] + 8
 
@@ -284,7 +294,10 @@ def test_illegal_drop_snaps_back_with_the_reason(players: Any) -> None:
     name = card.get_attribute("data-card")
     before = card.bounding_box()
     drag(solo, illegal)
-    expect(solo.page.locator("#toast")).to_contain_text("does not go on")
+    # Said in plain words with card names, next to the card.
+    note = solo.page.locator(".board-note")
+    expect(note).to_contain_text("does not go on")
+    expect(note).to_contain_text(re.compile("[♠♥♦♣]"))
     expect(
         solo.page.locator(f'[data-place="{illegal["src"]}"] [data-card="{name}"]')
     ).to_have_count(1)
@@ -295,13 +308,15 @@ def test_illegal_drop_snaps_back_with_the_reason(players: Any) -> None:
     assert view(solo)["actions"] == 0
 
     # The keyboard path refuses it too, with the same words.
+    solo.page.evaluate("() => { document.querySelector('.board-note').hidden = true; }")
     key_move(solo, illegal, wait=False)
-    expect(solo.page.locator("#toast")).to_contain_text("does not go on")
+    expect(note).to_contain_text("does not go on")
     assert "move" not in solo.sent_types()
 
     # When the server refuses a move the page showed, the move is rolled back
     # and the server's reason shown. (The page's copy of the board is doctored
     # so that it believes the move legal.)
+    solo.page.evaluate("() => { document.querySelector('.board-note').hidden = true; }")
     shown = solo.page.evaluate(
         """async (move) => {
             const R = await import('/static/rules.js');
@@ -322,7 +337,9 @@ def test_illegal_drop_snaps_back_with_the_reason(players: Any) -> None:
     )
     dst = int(illegal["dst"][3:]) - 1
     assert shown["optimistic"]["columns"][dst][-1] == shown["card"]
-    expect(solo.page.locator("#toast")).to_contain_text(f"{illegal['src']}>{illegal['dst']}:")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text("does not go on")
+    expect(note).not_to_contain_text(f"{illegal['src']}>")  # no developer notation
     settled(solo)
     assert view(solo)["board"] == shown["truth"]
     assert view(solo)["actions"] == 0
