@@ -4,6 +4,7 @@
 import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds } from './dom.js';
 import { RaceView } from './race.js';
 import { DailyPage } from './daily.js';
+import { soundOn, setSound } from './feel.js';
 
 const main = document.getElementById('main');
 let current = null; // the page object that owns `main` (has destroy())
@@ -197,5 +198,18 @@ async function practice() {
       h('p', {}, h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
   }
 }
+
+// Sound (and vibration on phones): off until turned on, then remembered.
+const soundButton = document.getElementById('sound');
+function showSound() {
+  const on = soundOn();
+  soundButton.setAttribute('aria-pressed', String(on));
+  soundButton.replaceChildren('♪', h('span', { class: 'word' }, on ? ' Sound on' : ' Sound off'));
+}
+soundButton.addEventListener('click', () => {
+  setSound(!soundOn());
+  showSound();
+});
+showSound();
 
 route();

@@ -4,6 +4,7 @@
 
 import { h, clear, clock, ordinal, copyButton, toast, say, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey } from './dom.js';
 import { RaceConnection } from './net.js';
+import { cascade, play } from './feel.js';
 import { BoardView } from './board.js';
 import * as R from './rules.js';
 
@@ -24,6 +25,7 @@ const CONN_TEXT = {
 };
 const JOIN_ERRORS = new Set(['bad_name', 'name_taken', 'bad_token', 'race_full', 'already_started', 'not_host']);
 const HISTORY_LIMIT = 100;
+const FINISH_STEP_MS = 120;
 
 export function setConnectionIndicator(state) {
   const el = document.getElementById('conn');
@@ -78,6 +80,7 @@ export class RaceView {
 
   destroy() {
     this.destroyed = true;
+    clearInterval(this.finishing);
     cancelAnimationFrame(this.frame);
     clearTimeout(this.startTimeout);
     clearInterval(this.ticker);
@@ -404,6 +407,7 @@ export class RaceView {
   }
 
   act(kind, fields, move = null) {
+    this.playedHere = true;
     const id = this.conn.act({ type: kind, ...fields });
     if (!id) return null;
     this.predictions.push({ id, kind, move, card: null });
@@ -579,7 +583,7 @@ export class RaceView {
       this.creds.daily ? h('span', { class: 'badge' }, this.creds.ranked ? 'ranked' : 'practice') : null,
       h('span', { class: 'code', title: 'game code' }, race.code),
       h('span', { class: 'meta' }, `${cellsText(race.cells)} · ${phaseText}`),
-      race.par ? h('span', { class: 'meta' }, `par ${race.par}`) : null,
+      race.par ? h('span', { class: 'meta' }, `par ${race.par}`, info('Par', `Par: the solver won this deal in ${race.par} moves. Fewer moves is better; time decides races.`)) : null,
       h('span', { class: 'meta ends', 'data-ends': '' }),
       this.role === 'spectator' ? h('span', { class: 'badge' }, 'spectator') : null);
   }
@@ -594,8 +598,11 @@ export class RaceView {
     const view = this.view();
     const me = this.players.get(this.me);
     const playing = this.canPlay();
+    // Every card left can go up in order: the player may ask for all of it.
+    const finish = playing && !this.finishing && R.finishMoves(view.board);
     clear(el,
-      stat('Score', view.score, 'score'),
+      finish ? h('button', { type: 'button', class: 'primary finish', onclick: () => this.finish() }, `Finish (${finish.length} ${finish.length === 1 ? 'card' : 'cards'} up)`) : null,
+      stat('Score', view.score, 'score', 'Score: +10 for each card put on a foundation, +5 for a card moved from a free cell to a column.'),
       stat('Time', this.myTime(), 'time'),
       stat('Foundations', `${view.foundation_cards}/52`, 'foundations'),
       stat('Moves', view.actions, 'actions'),
@@ -603,7 +610,45 @@ export class RaceView {
         h('button', { type: 'button', class: 'undo', disabled: !playing || !view.can_undo, onclick: () => this.sendUndo(), title: 'Undo (u)' }, '↶ Undo'),
         this.race.practice ? h('button', { type: 'button', class: 'hint', disabled: !playing, onclick: () => this.askHint(), title: 'Hint (h)' }, 'Hint') : null,
         playing ? resignButton(() => this.resign()) : null),
-      me && me.rank ? h('span', { class: 'rank' }, `${ordinal(me.rank)} place`) : null);
+      me && me.rank && !this.solo() ? h('span', { class: 'rank' }, `${ordinal(me.rank)} place`) : null);
+  }
+
+  // Send the finishing moves one by one, each checked by the server like any
+  // move (the rules' "no automatic moves" holds: the player asked). Paced so
+  // that they stay well inside the message budget and are seen going up.
+  finish() {
+    if (this.finishing) return;
+    this.finishing = setInterval(() => {
+      if (this.destroyed || !this.canPlay()) {
+        this.stopFinishing();
+        return;
+      }
+      if (this.predictions.length > 1) return;
+      const moves = R.finishMoves(this.view().board);
+      if (!moves) {
+        this.stopFinishing();
+        return;
+      }
+      this.sendMove(moves[0].src, moves[0].dst, 1);
+    }, FINISH_STEP_MS);
+    this.render();
+  }
+
+  stopFinishing() {
+    clearInterval(this.finishing);
+    this.finishing = 0;
+    this.render();
+  }
+
+  // The win, once, as it happens (not on a reload of a game won before).
+  celebrate() {
+    if (this.celebrated) return;
+    this.celebrated = true;
+    play('win');
+    requestAnimationFrame(() => {
+      const places = this.boardView.places;
+      if (places) cascade(places.foundationSlots.map((slot) => slot.querySelector('.card')).filter(Boolean));
+    });
   }
 
   myTime() {
@@ -624,6 +669,7 @@ export class RaceView {
     const buttons = [];
     let text = null;
     if (status === 'won') {
+      if (this.playedHere) this.celebrate();
       const place = me && me.rank && !this.solo() ? ` — ${ordinal(me.rank)} of ${this.players.size}` : '';
       text = me && me.time_ms ? `You won in ${clock(me.time_ms)}${place}!` : 'You won!';
     } else if (status === 'resigned') {
@@ -857,8 +903,26 @@ function resultCard(p) {
     h('div', {}, h('dt', {}, 'Moves'), h('dd', {}, String(p.actions))));
 }
 
-function stat(label, value, key) {
-  return h('span', { class: 'stat', 'data-stat': key }, h('span', { class: 'label' }, label), ' ', h('span', { class: 'value' }, String(value)));
+function stat(label, value, key, about) {
+  return h('span', { class: 'stat', 'data-stat': key }, h('span', { class: 'label' }, label), ' ', h('span', { class: 'value' }, String(value)), about ? info(label, about) : null);
+}
+
+// A small "?" that shows what a word on the screen means (par, score).
+// (Which are open is kept here: the head and the stats are drawn again often.)
+const OPEN_INFO = new Set();
+
+export function info(label, text) {
+  const shown = OPEN_INFO.has(label);
+  const box = h('span', { class: 'info-text', hidden: !shown, role: 'note' }, text);
+  const button = h('button', { type: 'button', class: 'info', 'aria-expanded': String(shown), 'aria-label': `What is ${label.toLowerCase()}?` }, '?');
+  button.addEventListener('click', () => {
+    const open = box.hidden;
+    box.hidden = !open;
+    button.setAttribute('aria-expanded', String(open));
+    if (open) OPEN_INFO.add(label);
+    else OPEN_INFO.delete(label);
+  });
+  return h('span', { class: 'info-wrap' }, button, box);
 }
 
 function resignButton(run) {
