@@ -26,6 +26,10 @@ const CONN_TEXT = {
 const JOIN_ERRORS = new Set(['bad_name', 'name_taken', 'bad_token', 'race_full', 'already_started', 'not_host']);
 const HISTORY_LIMIT = 100;
 const FINISH_STEP_MS = 120;
+const FEED_LENGTH = 8;
+const MILESTONES = [26, 39];
+const FOLLOW_AFTER_MS = 2500; // my own win stays in sight this long
+const REMATCH_FOLLOW_S = 5;
 
 export function setConnectionIndicator(state) {
   const el = document.getElementById('conn');
@@ -62,6 +66,7 @@ export class RaceView {
     this.hint = null;
     this.conn = null;
     this.frame = 0;
+    this.feed = []; // the event feed, newest first
     this.boardView = new BoardView({
       move: (src, dst, count) => this.sendMove(src, dst, count),
       tap: (card) => this.sendTap('tap', card),
@@ -81,6 +86,7 @@ export class RaceView {
   destroy() {
     this.destroyed = true;
     clearInterval(this.finishing);
+    clearInterval(this.rematchTimer);
     cancelAnimationFrame(this.frame);
     clearTimeout(this.startTimeout);
     clearInterval(this.ticker);
@@ -197,15 +203,21 @@ export class RaceView {
       case 'welcome': return this.onWelcome(msg);
       case 'snapshot': return this.onSnapshot(msg);
       case 'player_joined':
+        if (msg.player && !this.players.has(msg.player.player_id) && msg.player.player_id !== this.me) this.event(`${msg.player.name} joined`);
         this.setPlayer(msg.player);
         this.race.state = msg.race_state || this.race.state;
         return this.render();
       case 'race_starting':
         Object.assign(this.race, { state: msg.race_state || 'countdown', start_at: msg.start_at, ends_at: msg.ends_at });
+        // A deal kept hidden in the lobby is told at the start, with the game.
+        if (msg.code) this.race.code = msg.code;
+        if (msg.game && this.role === 'player') this.setGame(msg.game);
         this.clock(msg.now);
         this.startTimer();
+        this.event(this.solo() ? 'Your game starts' : 'The race starts');
         return this.render();
       case 'progress':
+        if (msg.player) this.progressEvent(this.players.get(msg.player.player_id), msg.player);
         this.setPlayer(msg.player);
         if (msg.leaderboard) this.race.leaderboard = msg.leaderboard;
         if (msg.race_state) this.race.state = msg.race_state;
@@ -215,10 +227,12 @@ export class RaceView {
         this.raceOverReason = msg.reason;
         for (const standing of msg.standings || []) this.setPlayer(standing);
         this.race.leaderboard = (msg.standings || []).map((s) => s.player_id);
+        this.event(msg.reason === 'time_limit' ? 'Time is up: the race is over' : 'The race is over', true);
         return this.render();
       case 'rematch':
         this.race.rematch = { race_id: msg.race_id, code: msg.code, url: msg.url };
         this.rematchCreds(msg.race_id);
+        this.onRematch();
         return this.render();
       case 'ack': return this.onAck(msg);
       case 'reject': return this.onReject(msg);
@@ -232,6 +246,106 @@ export class RaceView {
       case 'error': return this.onError(msg);
       default: return undefined;
     }
+  }
+
+  // -- the race as it happens: events, place, gap, following the leader ------
+
+  // A line in the event feed (the last few are kept); `loud` ones are also
+  // said to screen readers.
+  event(text, loud = false) {
+    this.feed.unshift({ text, at: this.serverNow() });
+    this.feed.length = Math.min(this.feed.length, FEED_LENGTH);
+    if (loud) {
+      say(text);
+      play('event');
+    }
+  }
+
+  // What a rival's new standing means: a finish, a resign, a milestone.
+  progressEvent(before, after) {
+    const me = after.player_id === this.me;
+    const done = after.status === 'won' || after.status === 'resigned';
+    if (me && done && !this.doneAt) this.doneAt = this.serverNow();
+    if (!before || this.solo()) return;
+    const who = me ? 'You' : after.name;
+    if (after.status === 'won' && before.status !== 'won') {
+      const place = after.rank ? `${ordinal(after.rank)} ` : '';
+      this.event(`${who} finished ${place}in ${clock(after.time_ms || 0)}`, !me);
+    } else if (after.status === 'resigned' && before.status !== 'resigned') {
+      this.event(`${who} resigned with ${after.foundation_cards}/52`, !me);
+    } else if (!me) {
+      const mark = MILESTONES.find((m) => before.foundation_cards < m && after.foundation_cards >= m);
+      if (mark) this.event(`${after.name} has ${mark} cards up`);
+    }
+  }
+
+  // My place and the gap to the leader, in words ("3rd of 8 · 4 behind Ann").
+  placeLine() {
+    const order = this.ordered();
+    const at = order.findIndex((p) => p.player_id === this.me);
+    if (at < 0 || order.length < 2) return null;
+    const mine = this.myCards();
+    const leader = order[0];
+    let gap;
+    if (at === 0) {
+      const second = order[1];
+      const ahead = mine - second.foundation_cards;
+      gap = leader.status === 'won' ? 'you finished first' : ahead > 0 ? `${ahead} ahead of ${second.name}` : `level with ${second.name}`;
+    } else if (leader.status === 'won') {
+      gap = `${leader.name} won in ${clock(leader.time_ms || 0)}`;
+    } else {
+      const behind = leader.foundation_cards - mine;
+      gap = behind > 0 ? `${behind} behind ${leader.name}` : `level with ${leader.name}`;
+    }
+    return { place: `${ordinal(at + 1)} of ${order.length}`, cards: `${mine}/52`, gap };
+  }
+
+  myCards() {
+    if (this.role === 'player' && this.confirmed) return this.view().foundation_cards;
+    const me = this.players.get(this.me);
+    return me ? me.foundation_cards : 0;
+  }
+
+  // Once I am done (or as a spectator who chose no one) the board follows
+  // the leader among those still playing.
+  followLeader() {
+    if (this.watchPicked || this.watchRefused || !this.race || this.race.state === 'finished') return;
+    const following = this.role === 'spectator' || (this.done() && this.serverNow() - (this.doneAt || 0) > FOLLOW_AFTER_MS);
+    if (!following) return;
+    const leader = this.ordered().find((p) => p.status === 'playing' && p.player_id !== this.me);
+    if (leader && leader.player_id !== this.watching) this.watch(leader.player_id, false);
+  }
+
+  // The host's rematch takes everyone along: the host goes at once, players
+  // follow in a few seconds unless they say no, spectators get the link.
+  onRematch() {
+    const rematch = this.race.rematch;
+    if (!rematch || this.rematchTimer || this.rematchDeclined) return;
+    const url = rematch.url || `/race/${rematch.race_id}`;
+    if (this.isHost()) {
+      this.navigate(url);
+      return;
+    }
+    if (this.role !== 'player' || this.daily()) return;
+    const host = this.players.get(this.race.host_id);
+    this.event(`${host ? host.name : 'The host'} opened a rematch`, true);
+    this.rematchLeft = REMATCH_FOLLOW_S;
+    this.rematchTimer = setInterval(() => {
+      this.rematchLeft -= 1;
+      if (this.rematchLeft <= 0) {
+        clearInterval(this.rematchTimer);
+        this.navigate(url);
+        return;
+      }
+      const left = this.root.querySelector('[data-rematch-left]');
+      if (left) left.textContent = String(this.rematchLeft);
+    }, 1000);
+  }
+
+  declineRematch() {
+    clearInterval(this.rematchTimer);
+    this.rematchDeclined = true;
+    this.render();
   }
 
   onWelcome(msg) {
@@ -361,10 +475,15 @@ export class RaceView {
     this.startSent = false;
     this.rematchSent = false;
     this.render();
-    if (msg.code === 'unknown_player' && this.watching) {
+    const watchRefused = ['unknown_player', 'boards_hidden', 'spectator'].includes(msg.code) && this.watching;
+    if (watchRefused) {
+      // A board that is not shown (yet): the track still follows everyone.
       this.watching = null;
       this.watchedGame = null;
-      this.render();
+      if (!this.watchPicked) {
+        this.watchRefused = true;
+        return;
+      }
     }
     toast(msg.reason || rejectText(msg.code), 'error');
   }
@@ -465,7 +584,8 @@ export class RaceView {
     this.render();
   }
 
-  watch(playerId) {
+  watch(playerId, picked = true) {
+    if (picked) this.watchPicked = true;
     this.watching = playerId;
     this.watchedGame = null;
     this.conn.send({ type: 'watch', player_id: playerId });
@@ -557,6 +677,7 @@ export class RaceView {
     if (!page) {
       page = h('div', { class: 'race-page' },
         h('div', { class: 'race-head' }),
+        h('div', { class: 'me-bar', role: 'status', hidden: true }),
         h('div', { class: 'race-main' },
           h('section', { class: 'play', 'aria-label': 'Game' },
             h('div', { class: 'stats' }), h('div', { class: 'banner-area' }), h('div', { class: 'panel-area' }), h('div', { class: 'board-area' })),
@@ -573,6 +694,24 @@ export class RaceView {
     this.renderPanel(page.querySelector('.panel-area'), phase);
     this.renderBoard(page.querySelector('.board-area'), phase);
     this.renderStandings(page.querySelector('.standings'), phase);
+    this.renderMeBar(page.querySelector('.me-bar'), phase);
+  }
+
+  // My place, pinned above the board during a race: "3rd of 8 · 16/52 · 4 behind Ann",
+  // with a small track of everyone.
+  renderMeBar(el, phase) {
+    const line = phase === 'running' && this.role === 'player' && !this.solo() ? this.placeLine() : null;
+    el.hidden = !line;
+    if (!line) return;
+    const mine = this.myCards();
+    clear(el,
+      h('span', { class: 'my-place' }, line.place),
+      h('span', { class: 'my-cards' }, line.cards),
+      h('span', { class: 'gap' }, line.gap),
+      h('span', { class: 'mini-track', 'aria-hidden': 'true' }, this.ordered().map((p) => {
+        const cards = p.player_id === this.me ? mine : p.foundation_cards;
+        return h('span', { class: `runner${p.player_id === this.me ? ' me' : ''}`, title: p.name, style: { left: `${(cards / 52) * 100}%` } }, p.name.slice(0, 1));
+      })));
   }
 
   renderHead(el, phase) {
@@ -694,9 +833,13 @@ export class RaceView {
     if (this.race.rematch && phase === 'finished') {
       const base = this.race.rematch.url || `/race/${this.race.rematch.race_id}`;
       const url = this.role === 'spectator' ? `${base}?watch=1` : base;
-      el.prepend(h('div', { class: 'notice rematch', role: 'alert' },
-        `A rematch is open on ${this.race.rematch.code}. `,
-        h('a', { href: url, class: 'button primary', 'data-link': '' }, 'Go to the rematch')));
+      const following = this.rematchTimer && !this.rematchDeclined && this.role === 'player';
+      el.prepend(h('div', { class: 'notice rematch', role: 'status' },
+        following
+          ? h('span', {}, 'A rematch is open: you join it in ', h('span', { 'data-rematch-left': '' }, String(this.rematchLeft)), ' s. ')
+          : this.role === 'spectator' ? 'A rematch is open. ' : 'A rematch is open. ',
+        h('a', { href: url, class: 'button primary', 'data-link': '' }, this.role === 'spectator' ? 'Watch the rematch' : following ? 'Join now' : 'Go to the rematch'),
+        following ? h('button', { type: 'button', class: 'decline', onclick: () => this.declineRematch() }, 'No thanks') : null));
     }
   }
 
@@ -836,34 +979,40 @@ export class RaceView {
     const canWatch = this.role === 'spectator' || phase === 'finished' || this.done();
     // My own line shows my game as I see it (moves still on their way included).
     const mine = this.role === 'player' && this.confirmed && this.predictions.length ? this.view() : null;
-    const list = h('ol', { class: 'players' }, this.ordered().map((standing) => {
+    const list = h('ol', { class: 'players' }, this.ordered().map((standing, index) => {
       const p = mine && standing.player_id === this.me
         ? { ...standing, foundation_cards: mine.foundation_cards, score: mine.score }
         : standing;
       const pct = Math.round((p.foundation_cards / 52) * 100);
+      const place = phase === 'lobby' ? null : h('span', { class: 'place', 'aria-label': `place ${index + 1}` }, String(index + 1));
       const status = phase === 'lobby' || phase === 'countdown' ? 'ready'
         : p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;
       return h('li', { class: `player status-${p.status}${p.player_id === this.me ? ' me' : ''}${p.player_id === this.watching ? ' watched' : ''}`, 'data-player': p.player_id },
         h('div', { class: 'line' },
+          place,
           h('span', { class: 'name' }, p.name),
-          p.host ? h('span', { class: 'tag' }, 'host') : null,
-          p.player_id === this.me ? h('span', { class: 'tag' }, 'you') : null,
-          phase === 'lobby' ? null : h('span', { class: 'cards' }, `${p.foundation_cards}/52`),
-          phase === 'lobby' ? null : h('span', { class: 'score' }, `${p.score} pts`)),
+          p.host && this.players.size > 1 ? h('span', { class: 'tag' }, 'host') : null,
+          p.player_id === this.me && this.players.size > 1 ? h('span', { class: 'tag' }, 'you') : null,
+          phase === 'lobby' ? null : h('span', { class: 'cards' }, `${p.foundation_cards}/52`)),
         // The status has a line of its own: a long one never cuts the name.
         h('div', { class: 'line' },
           phase === 'lobby' ? null : h('span', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 52, 'aria-valuenow': p.foundation_cards, 'aria-label': `${p.name}: cards on foundations` },
             h('span', { class: 'fill', style: { width: `${pct}%` } })),
+          phase === 'lobby' ? null : h('span', { class: 'score' }, `${p.score} pts`),
           h('span', { class: 'state' }, status)),
         canWatch && p.player_id !== this.me
           ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === this.watching), onclick: () => this.watch(p.player_id) }, p.player_id === this.watching ? 'Watching' : 'Watch')
           : null);
     }));
-    clear(el, h('h2', {}, phase === 'finished' ? 'Leaderboard' : 'Players'), list);
+    const feed = this.feed.length && !this.solo()
+      ? h('div', { class: 'feed' }, h('h2', {}, 'Race news'), h('ul', {}, this.feed.map((e) => h('li', {}, e.text))))
+      : null;
+    clear(el, h('h2', {}, phase === 'finished' ? 'Leaderboard' : phase === 'lobby' ? 'Players' : 'The race'), list, feed);
   }
 
   tick() {
     if (!this.race || !this.role) return;
+    this.followLeader();
     const page = this.root.querySelector('.race-page');
     if (!page) return;
     const phase = this.phase();

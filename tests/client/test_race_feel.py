@@ -1,0 +1,77 @@
+"""A race that feels like one: a track of every racer, an event feed, my
+place and the gap to the leader, the board following the leader once I am
+done, and a rematch that takes everyone along (each may decline).
+
+The deal is named: BK1-C4-AAAAAAC (Microsoft deal 2, 4 cells).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import expect
+
+from .test_browser import join, key_move, solve, wait_playing
+from .test_bugs import DEAL, PHONE
+
+
+def test_a_race_with_a_track_a_feed_and_a_rematch_for_everyone(players: Any) -> None:
+    ann = players("Ann")
+    bo = players("Bo", **PHONE)
+    cy = players("Cy")
+    ann.page.goto(ann.base + "/")
+    ann.page.fill("#home-name", "Ann")
+    ann.page.fill("#home-code", DEAL)
+    ann.page.click("button[name=create]")
+    ann.page.wait_for_selector(".lobby")
+    link = ann.page.input_value("#share-link")
+    join(bo, link)
+    join(cy, link)
+    expect(ann.page.locator(".feed")).to_contain_text("Cy joined")
+    ann.page.click("button.start")
+    for p in (ann, bo, cy):
+        wait_playing(p)
+    dan = players("Dan")  # a spectator who picks no one: the board follows the leader
+    dan.page.goto(link + "?watch=1")
+
+    solution = solve(DEAL)
+    first_up = next(i for i, m in enumerate(solution) if m["dst"] == "foundation")
+    for move in solution[: first_up + 1]:
+        key_move(ann, move)
+    # Bo's place and the gap to the leader, pinned above the board.
+    bar = bo.page.locator(".me-bar")
+    expect(bar).to_contain_text("of 3")
+    expect(bar).to_contain_text("behind Ann")
+    expect(ann.page.locator(".me-bar")).to_contain_text("1st of 3")
+    expect(dan.page.locator(".watch-caption")).to_contain_text("Watching Ann")
+    expect(dan.page.locator(".board .card")).to_have_count(52)
+
+    for move in solution[first_up + 1 :]:
+        key_move(ann, move)
+    # Everyone is told that Ann won, in the feed and to screen readers.
+    for p in (bo, cy):
+        expect(p.page.locator(".feed li").first).to_contain_text("Ann finished 1st in")
+        expect(p.page.locator("#live")).to_contain_text("Ann finished 1st")
+    expect(bar).to_contain_text("Ann won in")
+    # Ann, done, follows the best player still playing.
+    expect(ann.page.locator(".watch-caption")).to_contain_text("Watching")
+
+    cy.page.click(".stats button.resign")
+    cy.page.click(".stats button.resign")
+    expect(bo.page.locator(".feed")).to_contain_text("Cy resigned")
+    bo.page.click(".stats button.resign")
+    bo.page.click(".stats button.resign")
+    expect(ann.page.locator(".results")).to_be_visible()
+
+    # One click of the host takes everyone along; Cy says no.
+    old = ann.page.url
+    ann.page.click(".rematch-button")
+    expect(ann.page.locator("button.start")).to_be_visible()
+    assert ann.page.url != old
+    expect(cy.page.locator(".notice.rematch")).to_contain_text("you join it in")
+    cy.page.click(".notice.rematch button.decline")
+    expect(bo.page.locator(".lobby")).to_be_visible(timeout=15_000)  # taken along
+    expect(ann.page.locator(".players .name", has_text="Bo")).to_be_visible()
+    expect(cy.page.locator(".results")).to_be_visible()  # stayed
+    assert cy.page.url == old
+    expect(ann.page.locator(".players .name")).to_have_count(2)
