@@ -94,6 +94,13 @@ async function createRace(body) {
   return race;
 }
 
+// A place in the public queue's next race (see POST /api/quick).
+export async function quickRace(cells) {
+  const race = await api('POST', '/api/quick', { cells });
+  saveRaceCreds(race.race_id, { quick: { cells, players: race.players, wait_s: race.wait_s } });
+  navigate(race.url || `/race/${race.race_id}`);
+}
+
 function home() {
   const create = h('form', { class: 'panel', 'aria-labelledby': 'new-race' },
     h('h2', { id: 'new-race' }, 'New race'),
@@ -140,11 +147,32 @@ function home() {
     navigate(`/race/${match[1]}`);
   });
 
+  const quick = h('form', { class: 'panel quick', 'aria-labelledby': 'quick-race' },
+    h('h2', { id: 'quick-race' }, 'Quick race'),
+    h('p', { class: 'small' }, 'Race whoever is waiting now: a race starts with 8 players, or 20 seconds after the second one comes.'),
+    nameField('quick-name'),
+    cellsChoice('quick-cells'),
+    h('p', {}, h('button', { type: 'submit', class: 'primary', name: 'quick' }, 'Quick race')));
+  quick.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (!readName(quick, 'quick-name')) return;
+    const button = quick.querySelector('button[name=quick]');
+    button.disabled = true;
+    try {
+      const cells = Number(quick.querySelector('[name=quick-cells]:checked').value);
+      await quickRace(cells);
+    } catch (error) {
+      toast(`No quick race now: ${error.message}`, 'error', 6000);
+      button.disabled = false;
+    }
+  });
+
   page(null,
     h('section', { class: 'intro' },
       h('h1', {}, "Baker's Game, against your friends"),
       h('p', {}, 'Build each suit down in its own suit, free the aces, and race the others to 52 cards on the foundations.')),
     h('div', { class: 'home-grid' },
+      quick,
       create,
       join,
       h('div', { class: 'panel' },

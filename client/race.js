@@ -115,7 +115,7 @@ export class RaceView {
     if (info) this.adoptRace(info);
     if (this.watchOnly) this.connect({ role: 'spectator' });
     else if (this.creds.token) this.connect({ role: 'player', token: this.creds.token });
-    else if ((this.creds.host_key || this.creds.rematch_of) && savedName()) {
+    else if ((this.creds.host_key || this.creds.rematch_of || this.creds.quick) && savedName()) {
       this.connect({ role: 'player', name: savedName(), host_key: this.creds.host_key || null });
     }
     else this.showJoinForm(info);
@@ -206,6 +206,7 @@ export class RaceView {
         if (msg.player && !this.players.has(msg.player.player_id) && msg.player.player_id !== this.me) this.event(`${msg.player.name} joined`);
         this.setPlayer(msg.player);
         this.race.state = msg.race_state || this.race.state;
+        if (this.players.size >= 2 && !this.quickSecondAt) this.quickSecondAt = this.serverNow();
         return this.render();
       case 'race_starting':
         Object.assign(this.race, { state: msg.race_state || 'countdown', start_at: msg.start_at, ends_at: msg.ends_at });
@@ -340,6 +341,15 @@ export class RaceView {
       const left = this.root.querySelector('[data-rematch-left]');
       if (left) left.textContent = String(this.rematchLeft);
     }, 1000);
+  }
+
+  async anotherQuickRace() {
+    try {
+      const { quickRace } = await import('./app.js');
+      await quickRace(this.creds.quick.cells || this.race.cells);
+    } catch (error) {
+      toast(`No quick race now: ${error.message}`, 'error');
+    }
   }
 
   declineRematch() {
@@ -857,7 +867,11 @@ export class RaceView {
       this.race.winnable === false
         ? h('p', { class: 'notice', role: 'note' }, 'The solver found no win for this deal: the most cards on the foundations will decide.')
         : null);
-    if (this.isHost() && this.creds.autostart) {
+    const quick = this.creds.quick;
+    if (quick) {
+      // Nobody hosts a quick race: the server starts it.
+      panel.appendChild(h('p', { class: 'quick-when' }, this.quickText()));
+    } else if (this.isHost() && this.creds.autostart) {
       panel.appendChild(h('p', {}, 'Starting…'));
     } else if (this.isHost()) {
       panel.appendChild(h('p', {}, h('button', { type: 'button', class: 'primary start', disabled: this.startSent, onclick: () => this.start() }, this.startSent ? 'Starting…' : 'Start the race')));
@@ -865,6 +879,14 @@ export class RaceView {
       panel.appendChild(h('p', {}, 'The host starts the race when everyone is here.'));
     }
     return panel;
+  }
+
+  quickText() {
+    const quick = this.creds.quick;
+    if (this.players.size < 2) return `Quick race: it starts ${quick.wait_s} s after a second player comes, or at once with ${quick.players}.`;
+    const second = this.quickSecondAt;
+    const left = second ? Math.max(0, Math.ceil((second + quick.wait_s * 1000 - this.serverNow()) / 1000)) : 0;
+    return `Quick race: it starts ${left ? `in about ${left} s` : 'any moment now'}, or at once with ${quick.players} players.`;
   }
 
   countdownText() {
@@ -932,6 +954,7 @@ export class RaceView {
           ? h('button', { type: 'button', class: 'primary rematch-button', disabled: this.rematchSent, onclick: () => this.rematch() }, this.rematchSent ? 'Opening…' : 'Rematch')
           : null,
         this.daily() ? h('a', { href: `/daily/${this.daily()}`, class: 'button primary', 'data-link': '' }, 'Daily leaderboard') : null,
+        this.creds.quick ? h('button', { type: 'button', class: 'primary', onclick: () => this.anotherQuickRace() }, 'Another quick race') : null,
         h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home')));
   }
 
@@ -1022,6 +1045,8 @@ export class RaceView {
     }
     const time = page.querySelector('[data-stat="time"] .value');
     if (time) time.textContent = this.myTime();
+    const quickWhen = page.querySelector('.quick-when');
+    if (quickWhen) quickWhen.textContent = this.quickText();
     const countdown = page.querySelector('[data-countdown]');
     if (countdown) countdown.textContent = this.countdownText();
     const ends = page.querySelector('[data-ends]');

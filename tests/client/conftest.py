@@ -41,6 +41,7 @@ SERVER_ENV = {
     "BOULANGER_MESSAGES_PER_SECOND": "100",
     "BOULANGER_MESSAGE_BURST": "200",
     "BOULANGER_PING_INTERVAL_S": "2",  # so that the tests see pings answered
+    "BOULANGER_QUICK_RACE_WAIT_S": "2",  # a quick race starts 2 s after its second player
 }
 
 

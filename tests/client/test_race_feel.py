@@ -75,3 +75,31 @@ def test_a_race_with_a_track_a_feed_and_a_rematch_for_everyone(players: Any) -> 
     expect(cy.page.locator(".results")).to_be_visible()  # stayed
     assert cy.page.url == old
     expect(ann.page.locator(".players .name")).to_have_count(2)
+
+
+def quick(p: Any, cells: int) -> str:
+    p.page.goto(p.base + "/")
+    p.page.fill("#quick-name", p.name)
+    p.page.check(f"input[name=quick-cells][value='{cells}']")
+    p.page.click("button[name=quick]")
+    p.page.wait_for_selector(".lobby .quick-when")
+    return p.page.evaluate("() => window.boulanger.raceId")
+
+
+def test_quick_race_puts_strangers_together_and_starts_by_itself(players: Any) -> None:
+    ann = players("Ann", **PHONE)
+    bo = players("Bo")
+    race = quick(ann, 2)
+    expect(ann.page.locator(".quick-when")).to_contain_text("after a second player comes")
+    assert quick(bo, 2) == race  # the same race: the public queue
+    expect(ann.page.locator(".players .name")).to_have_count(2)
+    expect(bo.page.locator(".quick-when")).to_contain_text("it starts")
+    assert ann.page.locator("button.start").count() == 0  # nobody hosts it
+    for p in (ann, bo):
+        wait_playing(p)  # the server started it (2 s after Bo, here)
+    expect(ann.page.locator(".race-head .code")).to_contain_text("BK1-C2-")
+    bo.page.click(".stats button.resign")
+    bo.page.click(".stats button.resign")
+    ann.page.click(".stats button.resign")
+    ann.page.click(".stats button.resign")
+    expect(ann.page.locator(".results button", has_text="Another quick race")).to_be_visible()

@@ -26,6 +26,7 @@ from . import http
 from .daily import Daily
 from .frames import RawSend
 from .hub import Hubs, now_ms
+from .quick import QuickRaces, quick_race
 from .settings import Settings
 from .socket import race_socket
 from .solving import SolverPool
@@ -82,6 +83,7 @@ class Server:
             settings.max_connections_per_address, settings.races_per_minute_per_address
         )
         self.solver = SolverPool()
+        self.quick = QuickRaces(self)  # the public queue of POST /api/quick
         self.stopping = False
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -95,6 +97,7 @@ class Server:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
+        await self.quick.close()
         await self.hubs.close()
         await self.daily.close()  # daily challenge
         await self.broker.close()
@@ -183,6 +186,7 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
     routes = [
         Route("/healthz", http.healthz),
         Route("/api/races", http.create_race, methods=["POST"]),
+        Route("/api/quick", quick_race, methods=["POST"]),
         Route("/api/races/{race_id}", http.race_snapshot),
         Route("/api/races/{race_id}/records/{player_id}", http.race_record),
         *http.daily_routes(),

@@ -37,6 +37,10 @@ class Settings:
     idle_race_s: float = 600.0
     # Daily challenge: days a day's leaderboard is kept after it ends (boulanger.web.daily).
     daily_retention_days: int = 90
+    # Quick races (boulanger.web.quick): one starts with this many players, or
+    # this long after its second player joined.
+    quick_race_players: int = 8
+    quick_race_wait_s: float = 20.0
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
