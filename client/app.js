@@ -7,6 +7,7 @@ import { DailyPage } from './daily.js';
 import { soundOn, setSound } from './feel.js';
 
 const main = document.getElementById('main');
+const COME_BACK_MS = 2 * 3600 * 1000;
 let current = null; // the page object that owns `main` (has destroy())
 
 const ROUTES = [
@@ -15,6 +16,7 @@ const ROUTES = [
   [/^\/daily\/?$/, () => daily()],
   [/^\/daily\/([^/]+)\/?$/, (date) => daily(date)],
   [/^\/practice\/?$/, () => practice()],
+  [/^\/rules\/?$/, () => rules()],
 ];
 
 export function navigate(path, replace = false) {
@@ -50,6 +52,9 @@ document.addEventListener('click', (e) => {
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || a.target || url.pathname.startsWith('/api/') || url.pathname.startsWith('/static/')) return;
   e.preventDefault();
+  if (url.pathname === location.pathname && url.search === location.search) return;
+  const question = current && current.leaving && current.leaving();
+  if (question && !window.confirm(question)) return;
   navigate(url.pathname + url.search);
 });
 window.addEventListener('popstate', route);
@@ -101,11 +106,42 @@ export async function quickRace(cells) {
   navigate(race.url || `/race/${race.race_id}`);
 }
 
+// The race this browser was last playing, if it is still on: a way back.
+async function lastRace() {
+  let best = null;
+  try {
+    for (let i = 0; i < localStorage.length; i++) {
+      const key = localStorage.key(i);
+      if (!key || !key.startsWith('boulanger.race.')) continue;
+      const creds = JSON.parse(localStorage.getItem(key)) || {};
+      if (creds.token && creds.at && Date.now() - creds.at < COME_BACK_MS && (!best || creds.at > best.at)) {
+        best = { id: key.slice('boulanger.race.'.length), at: creds.at };
+      }
+    }
+  } catch {
+    return null;
+  }
+  if (!best) return null;
+  try {
+    const race = await api('GET', `/api/races/${encodeURIComponent(best.id)}`);
+    return race.state === 'finished' ? null : race;
+  } catch {
+    return null;
+  }
+}
+
 function home() {
+  const comeBack = h('div', { class: 'come-back', hidden: true });
+  lastRace().then((race) => {
+    if (!race || !comeBack.isConnected) return;
+    comeBack.hidden = false;
+    clear(comeBack, h('p', { class: 'notice' },
+      race.practice ? 'Your practice game is still on. ' : race.daily ? 'Your daily game is still on. ' : 'Your race is still on. ',
+      h('a', { href: `/race/${race.race_id}`, class: 'button primary', 'data-link': '' }, 'Back to it')));
+  });
   const create = h('form', { class: 'panel', 'aria-labelledby': 'new-race' },
     h('h2', { id: 'new-race' }, 'New race'),
-    h('p', { class: 'small' }, 'Everyone plays their own game of the same deal; most cards on the foundations, then the fastest win, takes it.'),
-    nameField('home-name'),
+    h('p', { class: 'small' }, 'Send a link to your friends: everyone plays their own game of the same deal, and the first to put all 52 cards up wins.'),
     cellsChoice('cells'),
     h('p', {},
       h('label', { for: 'home-code' }, 'or a game code '),
@@ -116,7 +152,7 @@ function home() {
   const busy = (on) => { for (const b of create.querySelectorAll('button')) b.disabled = on; };
   create.addEventListener('submit', async (e) => {
     e.preventDefault();
-    if (!readName(create, 'home-name')) return;
+    if (!readName(document, 'home-name')) return;
     busy(true);
     try {
       const race = await createRace(raceBody(create));
@@ -127,7 +163,7 @@ function home() {
     }
   });
   create.querySelector('[name=practice]').addEventListener('click', () => {
-    if (!readName(create, 'home-name')) return;
+    if (!readName(document, 'home-name')) return;
     const body = raceBody(create);
     navigate(`/practice?${new URLSearchParams(body)}`);
   });
@@ -150,12 +186,11 @@ function home() {
   const quick = h('form', { class: 'panel quick', 'aria-labelledby': 'quick-race' },
     h('h2', { id: 'quick-race' }, 'Quick race'),
     h('p', { class: 'small' }, 'Race whoever is waiting now: a race starts with 8 players, or 20 seconds after the second one comes.'),
-    nameField('quick-name'),
     cellsChoice('quick-cells'),
     h('p', {}, h('button', { type: 'submit', class: 'primary', name: 'quick' }, 'Quick race')));
   quick.addEventListener('submit', async (e) => {
     e.preventDefault();
-    if (!readName(quick, 'quick-name')) return;
+    if (!readName(document, 'home-name')) return;
     const button = quick.querySelector('button[name=quick]');
     button.disabled = true;
     try {
@@ -170,7 +205,10 @@ function home() {
   page(null,
     h('section', { class: 'intro' },
       h('h1', {}, "Baker's Game, against your friends"),
-      h('p', {}, 'Build each suit down in its own suit, free the aces, and race the others to 52 cards on the foundations.')),
+      h('p', {}, 'Build each suit down in its own suit, free the aces, and race the others to 52 cards on the foundations. ',
+        h('a', { href: '/rules', 'data-link': '' }, 'New here? The rules in two minutes.'))),
+    comeBack,
+    h('div', { class: 'panel who' }, nameField('home-name')),
     h('div', { class: 'home-grid' },
       quick,
       create,
@@ -179,6 +217,14 @@ function home() {
         h('h2', {}, 'Daily challenge'),
         h('p', {}, 'One deal a day for everybody, with its own leaderboard.'),
         h('p', {}, h('a', { href: '/daily', class: 'button primary', 'data-link': '' }, "Play today's deal")))));
+}
+
+// -- rules (loaded when asked for) ------------------------------------------------
+
+async function rules() {
+  page('Rules', h('p', { class: 'loading' }, 'Loading the rules…'));
+  const { rulesPage } = await import('./guide.js');
+  if (location.pathname.startsWith('/rules')) page('Rules', rulesPage());
 }
 
 // -- daily challenge ----------------------------------------------------------------

@@ -171,7 +171,7 @@ export function raceCreds(raceId) {
 }
 
 export function saveRaceCreds(raceId, changes) {
-  const creds = { ...raceCreds(raceId), ...changes };
+  const creds = { ...raceCreds(raceId), ...changes, at: Date.now() };
   for (const key of Object.keys(creds)) if (creds[key] === null) delete creds[key];
   try {
     localStorage.setItem(`boulanger.race.${raceId}`, JSON.stringify(creds));

@@ -690,7 +690,7 @@ export class RaceView {
         h('div', { class: 'me-bar', role: 'status', hidden: true }),
         h('div', { class: 'race-main' },
           h('section', { class: 'play', 'aria-label': 'Game' },
-            h('div', { class: 'stats' }), h('div', { class: 'banner-area' }), h('div', { class: 'panel-area' }), h('div', { class: 'board-area' })),
+            h('div', { class: 'stats' }), h('div', { class: 'banner-area' }), h('div', { class: 'panel-area' }), h('div', { class: 'guide-area' }), h('div', { class: 'board-area' })),
           h('aside', { class: 'standings', 'aria-label': 'Players' })));
       clear(this.root, page);
       page.querySelector('.board-area').append(this.boardView.el, keysHelp());
@@ -705,6 +705,23 @@ export class RaceView {
     this.renderBoard(page.querySelector('.board-area'), phase);
     this.renderStandings(page.querySelector('.standings'), phase);
     this.renderMeBar(page.querySelector('.me-bar'), phase);
+    if (phase === 'running' && this.canPlay()) this.maybeGuide(page.querySelector('.guide-area'));
+  }
+
+  // A first game: the guide, once (it sits above the board and covers nothing).
+  async maybeGuide(area) {
+    if (this.guideAsked) return;
+    this.guideAsked = true;
+    const { guideDone, firstGameGuide } = await import('./guide.js');
+    if (guideDone() || this.destroyed) return;
+    area.appendChild(firstGameGuide(() => this.boardView.layout(true)));
+    this.boardView.layout(true);
+  }
+
+  // Leaving a game still on asks first (the game goes on without you).
+  leaving() {
+    if (!this.canPlay() || this.solo()) return null;
+    return 'Leave the race? Your game stays where it is and the others race on; you can come back from the home page.';
   }
 
   // My place, pinned above the board during a race: "3rd of 8 · 16/52 · 4 behind Ann",
@@ -951,7 +968,7 @@ export class RaceView {
         h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 2 }, shareText), copyButton(() => shareText, 'Copy'))),
       h('p', { class: 'row' },
         this.isHost() && !this.race.rematch && !this.daily()
-          ? h('button', { type: 'button', class: 'primary rematch-button', disabled: this.rematchSent, onclick: () => this.rematch() }, this.rematchSent ? 'Opening…' : 'Rematch')
+          ? h('button', { type: 'button', class: 'primary rematch-button', disabled: this.rematchSent, onclick: () => this.rematch() }, this.rematchSent ? 'Opening…' : this.race.practice ? 'New deal' : 'Rematch')
           : null,
         this.daily() ? h('a', { href: `/daily/${this.daily()}`, class: 'button primary', 'data-link': '' }, 'Daily leaderboard') : null,
         this.creds.quick ? h('button', { type: 'button', class: 'primary', onclick: () => this.anotherQuickRace() }, 'Another quick race') : null,

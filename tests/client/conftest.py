@@ -137,11 +137,16 @@ def browser() -> Iterator[Any]:
 class Player:
     """One browser context and its page, with what the page said and sent."""
 
-    def __init__(self, browser: Any, base: str, name: str, **options: Any) -> None:
+    def __init__(
+        self, browser: Any, base: str, name: str, guide: bool = False, **options: Any
+    ) -> None:
         self.name = name
         self.base = base
         options.setdefault("viewport", {"width": 1280, "height": 860})
         self.context = browser.new_context(**options)
+        if not guide:
+            # This player has seen the first-game guide (tests of it ask for it).
+            self.context.add_init_script("localStorage.setItem('boulanger.guide', 'done')")
         self.context.set_default_timeout(10_000)
         self.page = self.context.new_page()
         self.errors: list[str] = []

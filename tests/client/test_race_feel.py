@@ -79,7 +79,7 @@ def test_a_race_with_a_track_a_feed_and_a_rematch_for_everyone(players: Any) -> 
 
 def quick(p: Any, cells: int) -> str:
     p.page.goto(p.base + "/")
-    p.page.fill("#quick-name", p.name)
+    p.page.fill("#home-name", p.name)
     p.page.check(f"input[name=quick-cells][value='{cells}']")
     p.page.click("button[name=quick]")
     p.page.wait_for_selector(".lobby .quick-when")

@@ -136,7 +136,8 @@ class Server:
             created_at=now_ms(),
             host_key_hash=host_key_hash or secret_hash(host_key),
             time_limit_s=self.settings.time_limit_s,
-            countdown_ms=self.settings.countdown_ms,
+            # A practice game is a race of one: it starts at once, no countdown.
+            countdown_ms=0 if practice else self.settings.countdown_ms,
             practice=practice,
             par=par,
             winnable=winnable,
