@@ -24,7 +24,8 @@ export function slide(first, landed = new Set()) {
     const frames = [{ transform: `translate(${dx}px, ${dy}px)` }, { transform: 'none' }];
     el.animate(frames, { duration: MOVE_MS, easing: 'cubic-bezier(.2,.7,.3,1)' });
     if (landed.has(el)) {
-      el.animate([{ scale: 1 }, { scale: 1.12, offset: 0.55 }, { scale: 1 }], { duration: MOVE_MS + 140, delay: MOVE_MS - 20, easing: 'ease-out', composite: 'add' });
+      // The landing: a short pop as it arrives (the slide and the pop take 250 ms).
+      el.animate([{ scale: 1 }, { scale: 1.1, offset: 0.4 }, { scale: 1 }], { duration: 130, delay: MOVE_MS - 30, easing: 'ease-out' });
     }
   }
 }

@@ -14,9 +14,8 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.staticfiles import StaticFiles
 
 from ..broker import Broker, open_broker
 from ..engine import GameCode
@@ -30,6 +29,7 @@ from .quick import QuickRaces, quick_race
 from .settings import Settings
 from .socket import race_socket
 from .solving import SolverPool
+from .static import ClientFiles
 
 log = logging.getLogger(__name__)
 
@@ -169,20 +169,17 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         finally:
             await server.stop()
 
-    client_dir = settings.client_dir
-    index = client_dir / "index.html"
+    client = ClientFiles(settings.client_dir)
 
     async def page(request: Any) -> Response:
-        if not index.is_file():
-            return JSONResponse({"error": {"code": "no_client", "reason": "client not found"}}, 404)
-        return FileResponse(index, headers={"Cache-Control": "no-cache"})
+        return client.page(request)
 
     async def unknown(request: Any) -> Response:
         # Any other address is the client's "nothing here" page (with a 404),
         # except under /api/, whose callers read JSON.
-        if request.url.path.startswith("/api/") or not index.is_file():
+        if request.url.path.startswith("/api/"):
             return JSONResponse({"error": {"code": "http", "reason": "Not Found"}}, 404)
-        return FileResponse(index, status_code=404, headers={"Cache-Control": "no-cache"})
+        return client.page(request, status_code=404)
 
     routes = [
         Route("/healthz", http.healthz),
@@ -198,7 +195,7 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         Route("/daily/{date}", page),
         Route("/practice", page),
         Route("/rules", page),
-        Mount("/static", StaticFiles(directory=client_dir, check_dir=False), name="static"),
+        Mount("/static", client, name="static"),
         Route("/{path:path}", unknown),
     ]
     app = Starlette(
