@@ -119,7 +119,8 @@ export class DailyPage {
       if (me.share) {
         mine.push(h('div', { class: 'share' },
           h('label', { for: 'daily-share' }, 'Share (the result, not the deal)'),
-          h('div', { class: 'row' }, h('textarea', { id: 'daily-share', readonly: true, rows: 2 }, me.share), copyButton(() => me.share, 'Copy'))));
+          h('div', { class: 'row' }, h('textarea', { id: 'daily-share', readonly: true, rows: 3 }, me.share), copyButton(() => me.share, 'Copy'),
+            typeof navigator.share === 'function' ? h('button', { type: 'button', class: 'share-native', onclick: () => navigator.share({ text: me.share }).catch(() => {}) }, 'Share…') : null)));
       }
     } else if (me && me.attempt) {
       mine.push(h('p', { class: 'my-result' }, 'Your ranked game of the day is under way. ',

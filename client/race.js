@@ -965,7 +965,7 @@ export class RaceView {
           h('td', { 'data-label': 'Result' }, STATUS_TEXT[p.status] || p.status))))),
       h('div', { class: 'share' },
         h('label', { for: 'share-text' }, 'Share'),
-        h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 2 }, shareText), copyButton(() => shareText, 'Copy'))),
+        h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 3 }, shareText), copyButton(() => shareText, 'Copy'), shareButton(shareText))),
       h('p', { class: 'row' },
         this.isHost() && !this.race.rematch && !this.daily()
           ? h('button', { type: 'button', class: 'primary rematch-button', disabled: this.rematchSent, onclick: () => this.rematch() }, this.rematchSent ? 'Opening…' : this.race.practice ? 'New deal' : 'Rematch')
@@ -1092,6 +1092,12 @@ function resultCard(p) {
     h('div', {}, h('dt', {}, 'Cards on foundations'), h('dd', {}, `${p.foundation_cards}/52`)),
     h('div', {}, h('dt', {}, 'Score'), h('dd', {}, String(p.score))),
     h('div', {}, h('dt', {}, 'Moves'), h('dd', {}, String(p.actions))));
+}
+
+// The system's share sheet, where the browser has one (phones, mostly).
+function shareButton(text) {
+  if (typeof navigator.share !== 'function') return null;
+  return h('button', { type: 'button', class: 'share-native', onclick: () => navigator.share({ text }).catch(() => {}) }, 'Share…');
 }
 
 function stat(label, value, key, about) {
