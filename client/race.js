@@ -129,7 +129,7 @@ export class RaceView {
     const name = h('input', { id: 'join-name', name: 'name', maxlength: 24, autocomplete: 'nickname', required: true, value: savedName() });
     const form = h('form', { class: 'panel join' },
       h('h1', {}, 'Join the race'),
-      info ? h('p', {}, `Game code ${info.code} · ${cellsText(info.cells)} · ${(info.players || []).length} of 8 players`) : null,
+      info ? h('p', {}, `${info.code ? `Game code ${info.code}` : 'The deal is shown at the start'} · ${cellsText(info.cells)} · ${(info.players || []).length} of 8 players`) : null,
       problem ? h('p', { class: 'problem', role: 'alert' }, problem) : null,
       started
         ? h('p', {}, closed)
@@ -212,6 +212,7 @@ export class RaceView {
         Object.assign(this.race, { state: msg.race_state || 'countdown', start_at: msg.start_at, ends_at: msg.ends_at });
         // A deal kept hidden in the lobby is told at the start, with the game.
         if (msg.code) this.race.code = msg.code;
+        else if (!this.race.code) this.fetchCode();
         if (msg.game && this.role === 'player') this.setGame(msg.game);
         this.clock(msg.now);
         this.startTimer();
@@ -246,6 +247,19 @@ export class RaceView {
       case 'hint_result': return this.onHint(msg);
       case 'error': return this.onError(msg);
       default: return undefined;
+    }
+  }
+
+  // The deal of a race that started without telling it: the snapshot has it.
+  async fetchCode() {
+    try {
+      const info = await api('GET', `/api/races/${encodeURIComponent(this.raceId)}`);
+      if (!this.destroyed && info.code && !this.race.code) {
+        this.race.code = info.code;
+        this.render();
+      }
+    } catch {
+      // Shown with the next snapshot instead.
     }
   }
 
@@ -747,7 +761,8 @@ export class RaceView {
     clear(el,
       h('h1', {}, this.creds.daily ? `Daily challenge ${this.creds.daily}` : race.practice ? 'Practice' : 'Race'),
       this.creds.daily ? h('span', { class: 'badge' }, this.creds.ranked ? 'ranked' : 'practice') : null,
-      h('span', { class: 'code', title: 'game code' }, race.code),
+      // A deal may stay hidden until the start (code null in the lobby).
+      race.code ? h('span', { class: 'code', title: 'game code' }, race.code) : h('span', { class: 'meta' }, 'deal shown at the start'),
       h('span', { class: 'meta' }, `${cellsText(race.cells)} · ${phaseText}`),
       race.par ? h('span', { class: 'meta' }, `par ${race.par}`, info('Par', `Par: the solver won this deal in ${race.par} moves. Fewer moves is better; time decides races.`)) : null,
       h('span', { class: 'meta ends', 'data-ends': '' }),
@@ -977,12 +992,14 @@ export class RaceView {
 
   shareText(mine, total) {
     const url = `${location.origin}/race/${this.raceId}`;
-    const code = this.race.code;
-    if (!mine) return `Baker's Game race on ${code}: ${url}`;
+    // A daily challenge's share tells the result, never the deal.
+    const deal = this.race.code && !this.daily() ? ` ${this.race.code}` : '';
+    if (!mine) return `Baker's Game race${deal}: ${url}`;
+    const place = mine.rank && !this.solo() ? ` (${ordinal(mine.rank)} of ${total})` : '';
     const result = mine.status === 'won'
-      ? `won${mine.rank ? ` (${ordinal(mine.rank)} of ${total})` : ''} in ${clock(mine.time_ms || 0)}`
+      ? `won${place} in ${clock(mine.time_ms || 0)}`
       : `got ${mine.foundation_cards}/52 cards to the foundations`;
-    return `Baker's Game ${code}: I ${result}, score ${mine.score}. ${url}`;
+    return `Baker's Game${deal}: I ${result}, score ${mine.score}. ${url}`;
   }
 
   renderBoard(el, phase) {

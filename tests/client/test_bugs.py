@@ -267,3 +267,26 @@ def test_an_unwinnable_code_warns_every_player(players: Any) -> None:
     join(bo, ann.page.input_value("#share-link"))
     for p in (ann, bo):
         expect(p.page.locator(".lobby")).to_contain_text("no win")
+
+
+def test_a_hidden_deal_and_unknown_messages_are_taken_in_stride(players: Any) -> None:
+    ann = players("Ann")
+    bo = players("Bo")
+    link = create_race(ann)
+    join(bo, link)
+    # The lobby may not tell the deal (it comes with race_starting, with the game).
+    bo.page.evaluate(
+        """() => {
+            const r = window.boulanger;
+            r.race.code = null;
+            r.handle({type: 'resync_done', seq: 999});  // a message type this client does not know
+            window.boulangerSocket.receive({type: 'resync_done', ref: 'x'});
+            r.renderNow();
+        }"""
+    )
+    expect(bo.page.locator(".race-head")).to_contain_text("deal shown at the start")
+    assert "null" not in (bo.page.locator(".race-head").text_content() or "")
+    ann.page.click("button.start")
+    wait_playing(bo)
+    expect(bo.page.locator(".race-head .code")).to_have_text(race_code(ann))
+    assert bo.page.evaluate("() => window.boulanger.race.code") is not None
