@@ -7,15 +7,9 @@ import { RaceConnection } from './net.js';
 import { cascade, play } from './feel.js';
 import { BoardView } from './board.js';
 import * as R from './rules.js';
+import { STATUS_TEXT, placeLine, progressEvent, renderMeBar, renderStandings } from './track.js';
+import { resultsPanel } from './results.js';
 
-const RESULT_COLUMNS = ['#', 'Player', 'Time', 'Cards', 'Score', 'Moves', 'Result'];
-const STATUS_TEXT = {
-  playing: 'playing',
-  won: 'won',
-  stuck: 'stuck: no legal move',
-  dead_end: 'dead end',
-  resigned: 'resigned',
-};
 const CONN_TEXT = {
   connecting: 'Connecting…',
   connected: 'Connected',
@@ -27,7 +21,6 @@ const JOIN_ERRORS = new Set(['bad_name', 'name_taken', 'bad_token', 'race_full',
 const HISTORY_LIMIT = 100;
 const FINISH_STEP_MS = 120;
 const FEED_LENGTH = 8;
-const MILESTONES = [26, 39];
 const FOLLOW_AFTER_MS = 2500; // my own win stays in sight this long
 const REMATCH_FOLLOW_S = 5;
 
@@ -219,7 +212,7 @@ export class RaceView {
         this.event(this.solo() ? 'Your game starts' : 'The race starts');
         return this.render();
       case 'progress':
-        if (msg.player) this.progressEvent(this.players.get(msg.player.player_id), msg.player);
+        if (msg.player) progressEvent(this, this.players.get(msg.player.player_id), msg.player);
         this.setPlayer(msg.player);
         if (msg.leaderboard) this.race.leaderboard = msg.leaderboard;
         if (msg.race_state) this.race.state = msg.race_state;
@@ -276,43 +269,10 @@ export class RaceView {
     }
   }
 
-  // What a rival's new standing means: a finish, a resign, a milestone.
-  progressEvent(before, after) {
-    const me = after.player_id === this.me;
-    const done = after.status === 'won' || after.status === 'resigned';
-    if (me && done && !this.doneAt) this.doneAt = this.serverNow();
-    if (!before || this.solo()) return;
-    const who = me ? 'You' : after.name;
-    if (after.status === 'won' && before.status !== 'won') {
-      const place = after.rank ? `${ordinal(after.rank)} ` : '';
-      this.event(`${who} finished ${place}in ${clock(after.time_ms || 0)}`, !me);
-    } else if (after.status === 'resigned' && before.status !== 'resigned') {
-      this.event(`${who} resigned with ${after.foundation_cards}/52`, !me);
-    } else if (!me) {
-      const mark = MILESTONES.find((m) => before.foundation_cards < m && after.foundation_cards >= m);
-      if (mark) this.event(`${after.name} has ${mark} cards up`);
-    }
-  }
 
-  // My place and the gap to the leader, in words ("3rd of 8 · 4 behind Ann").
+
   placeLine() {
-    const order = this.ordered();
-    const at = order.findIndex((p) => p.player_id === this.me);
-    if (at < 0 || order.length < 2) return null;
-    const mine = this.myCards();
-    const leader = order[0];
-    let gap;
-    if (at === 0) {
-      const second = order[1];
-      const ahead = mine - second.foundation_cards;
-      gap = leader.status === 'won' ? 'you finished first' : ahead > 0 ? `${ahead} ahead of ${second.name}` : `level with ${second.name}`;
-    } else if (leader.status === 'won') {
-      gap = `${leader.name} won in ${clock(leader.time_ms || 0)}`;
-    } else {
-      const behind = leader.foundation_cards - mine;
-      gap = behind > 0 ? `${behind} behind ${leader.name}` : `level with ${leader.name}`;
-    }
-    return { place: `${ordinal(at + 1)} of ${order.length}`, cards: `${mine}/52`, gap };
+    return placeLine(this);
   }
 
   myCards() {
@@ -717,8 +677,8 @@ export class RaceView {
     this.renderBanner(page.querySelector('.banner-area'), phase);
     this.renderPanel(page.querySelector('.panel-area'), phase);
     this.renderBoard(page.querySelector('.board-area'), phase);
-    this.renderStandings(page.querySelector('.standings'), phase);
-    this.renderMeBar(page.querySelector('.me-bar'), phase);
+    renderStandings(this, page.querySelector('.standings'), phase);
+    renderMeBar(this, page.querySelector('.me-bar'), phase);
     if (phase === 'running' && this.canPlay()) this.maybeGuide(page.querySelector('.guide-area'));
   }
 
@@ -738,22 +698,6 @@ export class RaceView {
     return 'Leave the race? Your game stays where it is and the others race on; you can come back from the home page.';
   }
 
-  // My place, pinned above the board during a race: "3rd of 8 · 16/52 · 4 behind Ann",
-  // with a small track of everyone.
-  renderMeBar(el, phase) {
-    const line = phase === 'running' && this.role === 'player' && !this.solo() ? this.placeLine() : null;
-    el.hidden = !line;
-    if (!line) return;
-    const mine = this.myCards();
-    clear(el,
-      h('span', { class: 'my-place' }, line.place),
-      h('span', { class: 'my-cards' }, line.cards),
-      h('span', { class: 'gap' }, line.gap),
-      h('span', { class: 'mini-track', 'aria-hidden': 'true' }, this.ordered().map((p) => {
-        const cards = p.player_id === this.me ? mine : p.foundation_cards;
-        return h('span', { class: `runner${p.player_id === this.me ? ' me' : ''}`, title: p.name, style: { left: `${(cards / 52) * 100}%` } }, p.name.slice(0, 1));
-      })));
-  }
 
   renderHead(el, phase) {
     const race = this.race;
@@ -926,6 +870,10 @@ export class RaceView {
     return left > 0 ? String(Math.ceil(left / 1000)) : 'Go!';
   }
 
+  resultsPanel() {
+    return resultsPanel(this);
+  }
+
   // A race of one (practice, a daily attempt) has a result, not a place.
   solo() {
     return Boolean(this.race && (this.race.practice || this.daily() || this.players.size === 1));
@@ -956,51 +904,7 @@ export class RaceView {
     }, this.dailyAsked === 1 ? 0 : 500);
   }
 
-  resultsPanel() {
-    const order = this.ordered();
-    const mine = this.players.get(this.me);
-    const shareText = this.shareText(mine, order.length);
-    const solo = this.solo();
-    const reason = solo ? null : { time_limit: 'The time limit is over.', all_done: 'Every player has finished.' }[this.raceOverReason] || 'The race is over.';
-    if (this.daily()) this.loadDailyPlace();
-    const place = this.dailyPlace;
-    return h('div', { class: 'panel results' },
-      h('h2', {}, solo ? 'Your result' : 'Results'),
-      reason ? h('p', {}, reason) : null,
-      place ? h('p', { class: 'my-place' }, `#${place.rank} of ${place.total} today`) : null,
-      solo && mine ? resultCard(mine) : h('table', { class: 'results-table' },
-        h('thead', {}, h('tr', {}, RESULT_COLUMNS.map((t) => h('th', { scope: 'col' }, t)))),
-        h('tbody', {}, order.map((p, i) => h('tr', { class: p.player_id === this.me ? 'me' : '' },
-          h('td', { 'data-label': '#' }, p.rank ? String(p.rank) : String(i + 1)),
-          h('td', { 'data-label': 'Player', class: 'who' }, p.name, p.player_id === this.me ? ' (you)' : ''),
-          h('td', { 'data-label': 'Time' }, Number.isFinite(p.time_ms) ? clock(p.time_ms) : '—'),
-          h('td', { 'data-label': 'Cards' }, `${p.foundation_cards}/52`),
-          h('td', { 'data-label': 'Score' }, String(p.score)),
-          h('td', { 'data-label': 'Moves' }, String(p.actions)),
-          h('td', { 'data-label': 'Result' }, STATUS_TEXT[p.status] || p.status))))),
-      h('div', { class: 'share' },
-        h('label', { for: 'share-text' }, 'Share'),
-        h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 3 }, shareText), copyButton(() => shareText, 'Copy'), shareButton(shareText))),
-      h('p', { class: 'row' },
-        this.isHost() && !this.race.rematch && !this.daily()
-          ? h('button', { type: 'button', class: 'primary rematch-button', disabled: this.rematchSent, onclick: () => this.rematch() }, this.rematchSent ? 'Opening…' : this.race.practice ? 'New deal' : 'Rematch')
-          : null,
-        this.daily() ? h('a', { href: `/daily/${this.daily()}`, class: 'button primary', 'data-link': '' }, 'Daily leaderboard') : null,
-        this.creds.quick ? h('button', { type: 'button', class: 'primary', onclick: () => this.anotherQuickRace() }, 'Another quick race') : null,
-        h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home')));
-  }
 
-  shareText(mine, total) {
-    const url = `${location.origin}/race/${this.raceId}`;
-    // A daily challenge's share tells the result, never the deal.
-    const deal = this.race.code && !this.daily() ? ` ${this.race.code}` : '';
-    if (!mine) return `Baker's Game race${deal}: ${url}`;
-    const place = mine.rank && !this.solo() ? ` (${ordinal(mine.rank)} of ${total})` : '';
-    const result = mine.status === 'won'
-      ? `won${place} in ${clock(mine.time_ms || 0)}`
-      : `got ${mine.foundation_cards}/52 cards to the foundations`;
-    return `Baker's Game${deal}: I ${result}, score ${mine.score}. ${url}`;
-  }
 
   renderBoard(el, phase) {
     if (this.role === 'spectator' || ((phase === 'finished' || this.done()) && this.watching && this.watching !== this.me)) {
@@ -1032,40 +936,6 @@ export class RaceView {
     return order.map((id) => this.players.get(id));
   }
 
-  renderStandings(el, phase) {
-    const canWatch = this.role === 'spectator' || phase === 'finished' || this.done();
-    // My own line shows my game as I see it (moves still on their way included).
-    const mine = this.role === 'player' && this.confirmed && this.predictions.length ? this.view() : null;
-    const list = h('ol', { class: 'players' }, this.ordered().map((standing, index) => {
-      const p = mine && standing.player_id === this.me
-        ? { ...standing, foundation_cards: mine.foundation_cards, score: mine.score }
-        : standing;
-      const pct = Math.round((p.foundation_cards / 52) * 100);
-      const place = phase === 'lobby' ? null : h('span', { class: 'place', 'aria-label': `place ${index + 1}` }, String(index + 1));
-      const status = phase === 'lobby' || phase === 'countdown' ? 'ready'
-        : p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;
-      return h('li', { class: `player status-${p.status}${p.player_id === this.me ? ' me' : ''}${p.player_id === this.watching ? ' watched' : ''}`, 'data-player': p.player_id },
-        h('div', { class: 'line' },
-          place,
-          h('span', { class: 'name' }, p.name),
-          p.host && this.players.size > 1 ? h('span', { class: 'tag' }, 'host') : null,
-          p.player_id === this.me && this.players.size > 1 ? h('span', { class: 'tag' }, 'you') : null,
-          phase === 'lobby' ? null : h('span', { class: 'cards' }, `${p.foundation_cards}/52`)),
-        // The status has a line of its own: a long one never cuts the name.
-        h('div', { class: 'line' },
-          phase === 'lobby' ? null : h('span', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 52, 'aria-valuenow': p.foundation_cards, 'aria-label': `${p.name}: cards on foundations` },
-            h('span', { class: 'fill', style: { width: `${pct}%` } })),
-          phase === 'lobby' ? null : h('span', { class: 'score' }, `${p.score} pts`),
-          h('span', { class: 'state' }, status)),
-        canWatch && p.player_id !== this.me
-          ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === this.watching), onclick: () => this.watch(p.player_id) }, p.player_id === this.watching ? 'Watching' : 'Watch')
-          : null);
-    }));
-    const feed = this.feed.length && !this.solo()
-      ? h('div', { class: 'feed' }, h('h2', {}, 'Race news'), h('ul', {}, this.feed.map((e) => h('li', {}, e.text))))
-      : null;
-    clear(el, h('h2', {}, phase === 'finished' ? 'Leaderboard' : phase === 'lobby' ? 'Players' : 'The race'), list, feed);
-  }
 
   tick() {
     if (!this.race || !this.role) return;
@@ -1101,21 +971,7 @@ function keysHelp() {
       h('li', {}, 'u undoes the last move; in practice, h asks for a hint.')));
 }
 
-// One player's result as a few plain lines (a race of one has no table).
-function resultCard(p) {
-  const won = p.status === 'won';
-  return h('dl', { class: 'result-card' },
-    h('div', {}, h('dt', {}, 'Result'), h('dd', {}, won ? `won in ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status)),
-    h('div', {}, h('dt', {}, 'Cards on foundations'), h('dd', {}, `${p.foundation_cards}/52`)),
-    h('div', {}, h('dt', {}, 'Score'), h('dd', {}, String(p.score))),
-    h('div', {}, h('dt', {}, 'Moves'), h('dd', {}, String(p.actions))));
-}
 
-// The system's share sheet, where the browser has one (phones, mostly).
-function shareButton(text) {
-  if (typeof navigator.share !== 'function') return null;
-  return h('button', { type: 'button', class: 'share-native', onclick: () => navigator.share({ text }).catch(() => {}) }, 'Share…');
-}
 
 function stat(label, value, key, about) {
   return h('span', { class: 'stat', 'data-stat': key }, h('span', { class: 'label' }, label), ' ', h('span', { class: 'value' }, String(value)), about ? info(label, about) : null);
