@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from .conftest import Player
 from .test_browser import grab_point, key_move, settled, solve, view
-from .test_bugs import DEAL, practise_deal
+from .test_bugs import DEAL, PHONE, practise_deal
 
 # Records every Web Animation started on a card, every oscillator started and
 # every vibration asked for.
@@ -43,21 +43,27 @@ def animations(p: Player) -> list[dict[str, Any]]:
 
 
 def tap(p: Player, card: str) -> None:
-    p.page.mouse.click(*grab_point(p.page.locator(f'[data-card="{card}"]')))
+    point = grab_point(p.page.locator(f'[data-card="{card}"]'))
+    if p.page.evaluate("() => navigator.maxTouchPoints > 0"):
+        p.page.touchscreen.tap(*point)
+    else:
+        p.page.mouse.click(*point)
 
 
 def test_moves_slide_land_and_refusals_shake(players: Any) -> None:
-    p = players("Mover")
-    p.context.add_init_script(RECORDER)
-    practise_deal(p)
-    tap(p, "AS")  # up it goes
-    settled(p)
-    moved = [a for a in animations(p) if a["card"] == "AS"]
-    assert any("transform" in a["keys"] for a in moved), moved  # it slides ...
-    assert any("scale" in a["keys"] for a in moved), moved  # ... and lands
-    tap(p, "5S")  # nowhere to go: a shake and a word
-    expect(p.page.locator(".board-note")).to_contain_text("5♠")
-    assert any(a["card"] == "5S" and "translate" in a["keys"] for a in animations(p))
+    for options in ({}, PHONE):
+        p = players("Mover", **options)
+        p.context.add_init_script(RECORDER)
+        practise_deal(p)
+        tap(p, "AS")  # up it goes
+        settled(p)
+        moved = [a for a in animations(p) if a["card"] == "AS"]
+        assert any("transform" in a["keys"] for a in moved), moved  # it slides ...
+        assert any("scale" in a["keys"] for a in moved), moved  # ... and lands
+        tap(p, "5S")  # nowhere to go: a shake and a word
+        expect(p.page.locator(".board-note")).to_contain_text("5♠")
+        assert any(a["card"] == "5S" and "translate" in a["keys"] for a in animations(p))
+        p.context.close()
 
 
 def test_nothing_moves_under_reduced_motion(players: Any) -> None:
