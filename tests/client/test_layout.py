@@ -127,3 +127,38 @@ def test_no_page_scrolls_sideways(players: Any) -> None:
         settled(p)
         assert no_sideways_scroll(p) == 0, (width, "race")
         p.context.close()
+
+
+EIGHT = """() => {
+    const r = window.boulanger;
+    const names = ['Ann', 'Bo', 'Cy', 'Dee', 'Eve', 'Fay', 'Gus'];
+    names.forEach((name, i) => r.players.set(`p${i}`, {
+        player_id: `p${i}`, name, host: false, foundation_cards: 40 - i * 5, score: 0, actions: 9,
+        status: 'playing', elapsed_ms: 0, rank: null, time_ms: null}));
+    r.race.leaderboard = [...names.map((_, i) => `p${i}`).slice(0, 3), r.me, ...names.map((_, i) => `p${i}`).slice(3)];
+    r.race.practice = false;
+    r.renderNow();
+}"""
+
+
+def test_eight_racers_on_a_phone(players: Any) -> None:
+    p = players("Hal", **PHONE)
+    practise_deal(p)
+    p.page.evaluate(EIGHT)  # seven rivals (the page's view of them)
+    bar = p.page.locator(".me-bar")
+    expect(bar).to_contain_text("4th of 8")
+    expect(bar).to_contain_text("40 behind Ann")
+    expect(bar.locator(".runner")).to_have_count(8)
+    box = bar.bounding_box()
+    assert box["y"] < 200 and box["x"] >= 0 and box["x"] + box["width"] <= 390  # above the board
+    # Every racer has a line of the track, one under the other, none off to the side.
+    rows = p.page.locator(".players .player")
+    expect(rows).to_have_count(8)
+    for i in range(8):
+        row = rows.nth(i).bounding_box()
+        assert row["x"] >= 0 and row["x"] + row["width"] <= 390, row
+    assert no_sideways_scroll(p) == 0
+    # The bar stays in sight while the page scrolls down to the track.
+    p.page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    p.page.wait_for_function("() => window.scrollY > 100")
+    assert bar.bounding_box()["y"] >= -1 and bar.bounding_box()["y"] < 10

@@ -103,3 +103,35 @@ def test_quick_race_puts_strangers_together_and_starts_by_itself(players: Any) -
     ann.page.click(".stats button.resign")
     ann.page.click(".stats button.resign")
     expect(ann.page.locator(".results button", has_text="Another quick race")).to_be_visible()
+
+
+def test_boards_kept_hidden_do_not_trouble_a_follower(players: Any) -> None:
+    ann = players("Ann")
+    bo = players("Bo")
+    ann.page.goto(ann.base + "/")
+    ann.page.fill("#home-name", "Ann")
+    link = join_race_with_code(ann)
+    join(bo, link)
+    ann.page.click("button.start")
+    wait_playing(ann)
+    cy = players("Cy")
+    cy.page.goto(link + "?watch=1")
+    expect(cy.page.locator(".watch-caption")).to_contain_text("Watching")
+    # A server that keeps boards hidden while their players play says so:
+    # the spectator keeps the track, with no error and no retry.
+    cy.page.evaluate(
+        "() => window.boulanger.handle({type: 'error', code: 'boards_hidden', reason: 'hidden'})"
+    )
+    expect(cy.page.locator(".watch-caption")).to_contain_text("Choose a player")
+    assert cy.page.locator("#toast").is_hidden()
+    watches = len([m for m in cy.sent if m.get("type") == "watch"])
+    cy.page.wait_for_timeout(600)  # several ticks of the follower: it does not ask again
+    assert len([m for m in cy.sent if m.get("type") == "watch"]) == watches
+    expect(cy.page.locator(".players .player")).to_have_count(2)
+
+
+def join_race_with_code(p: Any) -> str:
+    p.page.fill("#home-code", DEAL)
+    p.page.click("button[name=create]")
+    p.page.wait_for_selector(".lobby")
+    return p.page.input_value("#share-link")
