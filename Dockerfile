@@ -12,4 +12,7 @@ ENV BOULANGER_CLIENT_DIR=/app/client
 USER boulanger
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s CMD python -c "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz').status != 200)"
-CMD ["boulanger", "serve", "--host", "0.0.0.0", "--port", "8000", "--forwarded-allow-ips", "*"]
+# X-Forwarded-For is trusted only from the proxy's address, which the
+# deployment names in BOULANGER_FORWARDED_ALLOW_IPS (docker-compose.yml); on
+# its own the container trusts no one but loopback.
+CMD ["boulanger", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -9,7 +9,8 @@ which checks the move, applies it and scores it) and takes every move back
 
 Generations: ``Board.legal_moves()`` on positions met during that play.
 
-Status: ``Game.status`` (won, stuck, dead end or playing) on those positions,
+Status: ``Game.status`` (won, stuck, dead end or playing; the property form of
+``Game.compute_status()``, which older checkouts lack) on those positions,
 as the server computes it after every action; the dead-end search in tight
 positions is most of its cost. Random play meets many hopeless positions;
 the load generator's bots play solver solutions, so ``Game.status`` is also

@@ -24,7 +24,13 @@ load generator pins itself to core 1):
 - ``redis2``:   two ``boulanger serve`` on one redis-server, each race's
                 players split across both processes;
 - ``redis2r``:  the same two processes, each race's players all on one of
-                them (races alternate), as the proxy's hash by race routes them.
+                them (races alternate), as the proxy's hash by race routes them;
+- ``cluster``:  two ``boulanger serve`` on a Redis Cluster of 3 primaries and
+                3 replicas (``redis-cluster://``), each race on one process;
+- ``cluster_wait``: the same with the replica wait on (``BOULANGER_REPLICA_WAIT=1``).
+
+Every process a run starts (servers, redis-servers, load generator
+processes) is stopped whatever fails, even if this process is killed.
 
 Measured: action->ack latency, action->rival's progress event latency
 (matched by the race's seq), accepted actions per second, errors,
@@ -45,8 +51,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import base64
 import contextlib
+import ctypes
 import json
 import multiprocessing as mp
 import os
@@ -103,6 +111,48 @@ def pin(core: int, nice: int | None = None) -> None:
             f.write(str(nice))
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, 0, nice)
+
+
+# Every process a run starts, stopped whatever fails: in run()'s finally, at
+# exit (atexit, and SIGTERM/SIGHUP turned into SystemExit so that both run),
+# and, should this process be killed outright, by the kernel: each child asks
+# for SIGKILL when its parent dies (PR_SET_PDEATHSIG). Servers and redis-server
+# run in sessions of their own (see pin()), so each is stopped with its group
+# (a server's solver pool too).
+STARTED: list[subprocess.Popen[bytes]] = []
+WORKERS: list[mp.process.BaseProcess] = []
+
+
+def die_with_parent() -> None:
+    """In a child: be sent SIGKILL when the parent process dies (Linux)."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def stop_group(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+    """SIGTERM the process's group, then SIGKILL what is left after ``grace`` seconds."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            with contextlib.suppress(OSError):  # its children (a solver pool)
+                os.killpg(proc.pid, signal.SIGKILL)
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(wait)
+
+
+def stop_everything() -> None:
+    """Kill every process still running that a run started (the last resort, at exit)."""
+    for worker in WORKERS:
+        if worker.is_alive():
+            worker.kill()
+    for proc in STARTED:
+        stop_group(proc, grace=0.0)
+
+
+def exit_on_signal(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 def core_busy() -> list[tuple[int, int]]:
@@ -166,18 +216,32 @@ def wait_healthy(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
 class Target:
     """The server side of a run: redis-server and server processes, pinned to core 0."""
 
-    KINDS = ("baseline", "baseline_q", "baseline_gc", "memory", "redis", "redis2", "redis2r")
+    KINDS = (
+        "baseline", "baseline_q", "baseline_gc", "memory", "redis", "redis2", "redis2r",
+        "cluster", "cluster_wait",
+    )  # fmt: skip
+    CLUSTER_PRIMARIES = 3
 
     def __init__(self, kind: str, env: dict[str, str], fsync: str = "everysec") -> None:
         if kind not in self.KINDS:
             raise ValueError(f"target must be one of {self.KINDS}")
         self.kind = kind
         self.env = {**os.environ, **env, "PYTHONPATH": str(TREE / "server")}
+        if kind == "cluster_wait":
+            self.env["BOULANGER_REPLICA_WAIT"] = "1"
         self.fsync = fsync
         self.dir = tempfile.mkdtemp(prefix="boulanger-bench-")
-        self.redis: subprocess.Popen[bytes] | None = None
+        self.redises: list[subprocess.Popen[bytes]] = []  # one, or the cluster's nodes
         self.servers: list[subprocess.Popen[bytes]] = []
         self.ports: list[int] = []
+
+    @property
+    def redis(self) -> subprocess.Popen[bytes] | None:
+        return self.redises[0] if self.redises else None
+
+    @property
+    def redis_pids(self) -> list[int]:
+        return [proc.pid for proc in self.redises]
 
     @property
     def ws_bases(self) -> list[str]:
@@ -193,35 +257,87 @@ class Target:
 
     def _spawn(self, args: list[str], log: str) -> subprocess.Popen[bytes]:
         nice = NICE
+
+        def prepare() -> None:
+            die_with_parent()
+            pin(SERVER_CORE, nice)
+
         with open(Path(self.dir) / log, "ab") as out:
-            return subprocess.Popen(
+            proc = subprocess.Popen(
                 args,
                 env=self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=lambda: pin(SERVER_CORE, nice),
+                preexec_fn=prepare,
             )
+        STARTED.append(proc)
+        return proc
+
+    def _redis(self, name: str, *options: str) -> int:
+        """Start a redis-server (persistence as --redis-fsync says); its port."""
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed")
+        port = free_port()
+        folder = Path(self.dir) / name
+        folder.mkdir()
+        args = [
+            binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder),
+            "--save", "", "--protected-mode", "no", *options,
+        ]  # fmt: skip
+        if self.fsync == "off":
+            args += ["--appendonly", "no"]
+        else:
+            args += ["--appendonly", "yes", "--appendfsync", self.fsync]
+        proc = self._spawn(args, f"{name}.log")
+        self.redises.append(proc)
+        wait_port(port, proc, "redis-server")
+        return port
+
+    def _cluster(self) -> str:
+        """3 primaries and 3 replicas made a cluster; its redis-cluster:// URL."""
+        ports = []
+        for n in range(2 * self.CLUSTER_PRIMARIES):
+            options = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+            # The bus port is the port + 10000 unless told: maybe taken, or past 65535.
+            options += ["--cluster-port", str(free_port())]
+            ports.append(self._redis(f"redis{n}", *options))
+        cli = shutil.which("redis-cli")
+        if cli is None:
+            raise RuntimeError("redis-cli is not installed")
+        nodes = [f"127.0.0.1:{port}" for port in ports]
+        subprocess.run(
+            [cli, "--cluster", "create", *nodes, "--cluster-replicas", "1", "--cluster-yes"],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        deadline = time.monotonic() + 30
+        while True:  # every node sees the cluster ok, every primary has its replica
+            infos = [
+                subprocess.run(
+                    [cli, "-p", str(port), *command], capture_output=True, text=True, timeout=5
+                ).stdout
+                for port in ports
+                for command in (["cluster", "info"], ["info", "replication"])
+            ]
+            ok = all("cluster_state:ok" in text for text in infos[::2])
+            synced = sum("state=online" in text for text in infos[1::2])
+            if ok and synced == self.CLUSTER_PRIMARIES:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError("the cluster did not come up")
+            time.sleep(0.2)
+        return "redis-cluster://" + ",".join(nodes[: self.CLUSTER_PRIMARIES])
 
     def start(self) -> None:
         broker = "memory://"
         if self.kind.startswith("redis"):
-            binary = shutil.which("redis-server")
-            if binary is None:
-                raise RuntimeError("redis-server is not installed")
-            port = free_port()
-            args = [
-                binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", self.dir,
-                "--save", "", "--protected-mode", "no",
-            ]  # fmt: skip
-            if self.fsync == "off":
-                args += ["--appendonly", "no"]
-            else:
-                args += ["--appendonly", "yes", "--appendfsync", self.fsync]
-            self.redis = self._spawn(args, "redis.log")
-            wait_port(port, self.redis, "redis-server")
-            broker = f"redis://127.0.0.1:{port}/0"
-        count = 2 if self.kind.startswith("redis2") else 1
+            broker = f"redis://127.0.0.1:{self._redis('redis')}/0"
+        elif self.kind.startswith("cluster"):
+            broker = self._cluster()
+        count = 2 if self.kind.startswith(("redis2", "cluster")) else 1
         for n in range(count):
             port = free_port()
             if self.kind.startswith("baseline"):
@@ -245,15 +361,13 @@ class Target:
             wait_healthy(port, proc, f"{self.kind} server")
 
     def stop(self) -> None:
-        for proc in [*self.servers, *([self.redis] if self.redis else [])]:
+        procs = [*self.servers, *self.redises]
+        for proc in procs:
             if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in [*self.servers, *([self.redis] if self.redis else [])]:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+                with contextlib.suppress(OSError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        for proc in procs:
+            stop_group(proc)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def log_tail(self, lines: int = 20) -> str:
@@ -268,8 +382,14 @@ class Target:
 
 
 def solutions(count: int = DEALS) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(code, solution actions) of the first ``count`` catalog deals; solved once, cached."""
+    """(code, solution actions) of the first ``count`` catalog deals; solved once, cached.
+
+    Today's daily deal is left out: no race may be created on it until the day ends.
+    """
+    from boulanger.race.daily import deal_number, today
     from boulanger.solver import catalog, solve
+
+    daily = deal_number(today(int(time.time() * 1000)))
 
     cache: dict[str, list[dict[str, Any]]] = {}
     if SOLUTIONS.exists():
@@ -280,6 +400,8 @@ def solutions(count: int = DEALS) -> list[tuple[str, list[dict[str, Any]]]]:
     for entry in catalog.entries(4):
         if len(out) == count:
             break
+        if entry.code.deal == daily:
+            continue
         code = str(entry.code)
         if code not in cache:
             found = solve(code, budget=10)
@@ -961,6 +1083,7 @@ def stats_dict(stats: Stats) -> dict[str, Any]:
 
 
 def worker_main(conn: Any, cfg: dict[str, Any]) -> None:
+    die_with_parent()
     with contextlib.suppress(OSError):
         os.setsid()
     pin(LOAD_CORE, cfg["nice"])
@@ -1014,7 +1137,7 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
     global NICE
     NICE = args.nice
     pin(LOAD_CORE)
-    deals = solutions()
+    deals = solutions(args.deals)
     countdown_ms = args.countdown_ms
     target = Target(args.target, server_env(args.pace, countdown_ms), args.redis_fsync)
     result: dict[str, Any] = {
@@ -1027,12 +1150,12 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
         "tree": str(TREE),
         "commit": (TREE / "COMMIT").read_text().strip() if (TREE / "COMMIT").exists() else None,
     }
-    target.start()
     procs: list[mp.Process] = []
     try:
+        target.start()
         time.sleep(1.0)
         rss_start = [rss_kb(pid) for pid in target.pids]
-        redis_rss_start = rss_kb(target.redis.pid) if target.redis else 0
+        redis_rss_start = sum(rss_kb(pid) for pid in target.redis_pids)
         race_count = -(-args.players // RACE_SIZE)
         races = asyncio.run(create_races(target, race_count, deals))
         races = assign(races, target, args.players, split=args.target == "redis2")
@@ -1058,24 +1181,26 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=worker_main, args=(child, cfg), daemon=True)
             proc.start()
+            child.close()  # the worker's end: its exit then ends our recv() with EOFError
+            WORKERS.append(proc)
             procs.append(proc)
             pipes.append(parent)
         joined = total = 0
-        for pipe in pipes:
-            _, j, t = pipe.recv()
+        for pipe, proc in zip(pipes, procs, strict=True):
+            _, j, t = receive(pipe, proc, args.join_timeout)
             joined, total = joined + j, total + t
         result["joined"] = joined
         result["join_s"] = round(time.time() - t_connect, 1)
         print(f"  {joined}/{total} players joined in {result['join_s']} s", flush=True)
         if idle:
-            time.sleep(args.settle_s)
+            watch(procs, time.time() + args.settle_s)
             rss_idle = [rss_kb(pid) for pid in target.pids]
             result["rss_start_kb"] = rss_start
             result["rss_idle_kb"] = rss_idle
             grown = sum(rss_idle) - sum(rss_start)
             result["kb_per_idle_player"] = round(grown / max(1, joined), 1)
             if target.redis:
-                redis_now = rss_kb(target.redis.pid)
+                redis_now = sum(rss_kb(pid) for pid in target.redis_pids)
                 result["redis_rss_kb"] = [redis_rss_start, redis_now]
             for pipe in pipes:
                 pipe.send(("stop",))
@@ -1086,8 +1211,8 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
             measure_to = measure_from + args.duration
             for pipe in pipes:
                 pipe.send(("go", start_wall, measure_from, measure_to, measure_to + 0.5))
-            time.sleep(max(0.0, measure_from - time.time()))
-            pids = target.pids + ([target.redis.pid] if target.redis else [])
+            watch(procs, measure_from)
+            pids = target.pids + target.redis_pids
             load_pids = [proc.pid for proc in procs if proc.pid is not None]
             cpu0 = [cpu_seconds(pid) for pid in pids]
             load0 = [cpu_seconds(pid) for pid in load_pids]
@@ -1095,7 +1220,7 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
             cores0 = core_busy()
             if args.profile:
                 profile_servers(target, args)
-            time.sleep(max(0.0, measure_to - time.time()))
+            watch(procs, measure_to)
             wall = time.monotonic() - wall0
             cores1 = core_busy()
             cpu1 = [cpu_seconds(pid) for pid in pids]
@@ -1103,7 +1228,9 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
             cpu = [round(100 * (b - a) / wall, 1) for a, b in zip(cpu0, cpu1, strict=False)]
             n = len(target.pids)
             result["server_cpu_pct"] = cpu[:n]
-            result["redis_cpu_pct"] = cpu[n] if target.redis else None
+            result["redis_cpu_pct"] = round(sum(cpu[n:]), 1) if target.redis else None
+            if len(target.redises) > 1:  # a cluster: each node's share
+                result["redis_nodes_cpu_pct"] = cpu[n:]
             result["loadgen_cpu_pct"] = round(
                 100 * sum(b - a for a, b in zip(load0, load1, strict=False)) / wall, 1
             )
@@ -1120,7 +1247,9 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
                 round(max(0.0, b - o), 1) for b, o in zip(busy, ours, strict=False)
             ]
             result["loadavg"] = Path("/proc/loadavg").read_text().split()[0]
-        merged = merge([pipe.recv()[1] for pipe in pipes])
+        merged = merge(
+            [receive(pipe, proc, 60)[1] for pipe, proc in zip(pipes, procs, strict=True)]
+        )
         summarize(result, merged, args.duration)
         for proc in procs:
             proc.join(30)
@@ -1137,12 +1266,35 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
     return result
 
 
+def watch(procs: list[mp.Process], until: float) -> None:
+    """Sleep until ``until`` (wall clock); RuntimeError as soon as a worker has exited."""
+    while (left := until - time.time()) > 0:
+        time.sleep(min(left, 0.25))
+        for proc in procs:
+            if not proc.is_alive():
+                raise RuntimeError(f"a load generator process exited with {proc.exitcode}")
+
+
+def receive(pipe: Any, proc: mp.Process, timeout: float) -> Any:
+    """The worker's next message; RuntimeError if it exits or says nothing for ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not pipe.poll(1.0):
+        if not proc.is_alive():
+            raise RuntimeError(f"a load generator process exited with {proc.exitcode}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"a load generator process said nothing for {timeout:g} s")
+    try:
+        return pipe.recv()
+    except EOFError:
+        raise RuntimeError(f"a load generator process exited with {proc.exitcode}") from None
+
+
 def profile_servers(target: Target, args: argparse.Namespace) -> None:
     """py-spy on the (first) server process for part of the window, in the background."""
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     out = Path(args.profile)
     seconds = max(5, int(args.duration * 0.6))
-    subprocess.Popen(
+    spying = subprocess.Popen(
         [
             spy,
             "record",
@@ -1160,8 +1312,10 @@ def profile_servers(target: Target, args: argparse.Namespace) -> None:
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        preexec_fn=lambda: pin(LOAD_CORE),
+        start_new_session=True,
+        preexec_fn=lambda: (die_with_parent(), pin(LOAD_CORE)),
     )
+    STARTED.append(spying)
 
 
 def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1430,6 +1584,10 @@ def main() -> None:
         p.add_argument("--profile", help="py-spy output file (first server, in the window)")
         p.add_argument("--out", help="write the results as JSON here")
         p.add_argument("--keep-logs", action="store_true", help="print the servers' log tails")
+        p.add_argument("--deals", type=int, default=DEALS, help="catalog deals the races use")
+        p.add_argument(
+            "--join-timeout", type=float, default=600.0, help="seconds for every bot to join"
+        )
 
     p_run = sub.add_parser("run", help="one configuration")
     p_run.add_argument("--target", choices=Target.KINDS, default="memory")
@@ -1458,6 +1616,9 @@ def main() -> None:
             report(data)
         return
 
+    atexit.register(stop_everything)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, exit_on_signal)
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if args.command == "suite":

@@ -93,6 +93,14 @@ function raceBody(form) {
   return code ? { code } : { cells };
 }
 
+// Open boards: spectators watch every board live (for streams and teaching).
+function openBoardsChoice() {
+  return h('p', { class: 'open-boards-choice' },
+    h('label', {},
+      h('input', { type: 'checkbox', name: 'open_boards' }),
+      ' Open boards ', h('span', { class: 'small' }, '(spectators watch every board live; otherwise nobody sees a board until its player finishes)')));
+}
+
 async function createRace(body) {
   const race = await api('POST', '/api/races', body);
   saveRaceCreds(race.race_id, { host_key: race.host_key });
@@ -146,6 +154,7 @@ function home() {
     h('p', {},
       h('label', { for: 'home-code' }, 'or a game code '),
       h('input', { id: 'home-code', name: 'code', placeholder: 'BK1-C4-…', autocomplete: 'off', spellcheck: 'false', size: 16 })),
+    openBoardsChoice(),
     h('p', { class: 'row' },
       h('button', { type: 'submit', class: 'primary', name: 'create' }, 'Create race'),
       h('button', { type: 'button', name: 'practice' }, 'Practise alone')));
@@ -155,7 +164,9 @@ function home() {
     if (!readName(document, 'home-name')) return;
     busy(true);
     try {
-      const race = await createRace(raceBody(create));
+      const body = raceBody(create);
+      if (create.querySelector('[name=open_boards]').checked) body.open_boards = true;
+      const race = await createRace(body);
       navigate(`/race/${race.race_id}`);
     } catch (error) {
       toast(`Could not create the race: ${error.message}`, 'error', 6000);

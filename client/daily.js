@@ -90,7 +90,9 @@ export class DailyPage {
     const later = this.today ? null : h('a', { href: '/daily', 'data-link': '' }, 'today →');
     clear(this.root, h('div', { class: 'panel daily' },
       h('h1', {}, `Daily challenge · ${day.date}`),
-      h('p', {}, 'Game code ', h('span', { class: 'code' }, day.code), day.par ? ` · par ${day.par}` : '', ' · 4 cells'),
+      day.code
+        ? h('p', {}, 'Game code ', h('span', { class: 'code' }, day.code), day.par ? ` · par ${day.par}` : '', ' · 4 cells')
+        : h('p', {}, "Today's deal is secret until the day ends: it is dealt when your game starts.", day.par ? ` Par ${day.par}` : '', ' · 4 cells.'),
       this.mineEl,
       form,
       this.today ? h('p', {}, next) : null,
@@ -114,8 +116,9 @@ export class DailyPage {
       mine.push(h('p', { class: 'my-result' },
         `Your result: ${RESULT_TEXT[entry.result] || entry.result}`,
         entry.result === 'won' ? ` in ${clock(entry.time_ms)}` : ` with ${entry.foundation_cards}/52 cards`,
-        ` — #${me.rank} of ${me.total}.`,
+        entry.review ? ' — held for review, off the leaderboard.' : ` — #${me.rank} of ${me.total}.`,
         me.streak > 1 ? ` ${me.streak} days in a row.` : ''));
+      if (entry.review) mine.push(h('p', { class: 'held small' }, `Why: ${entry.review.reason}.`));
       if (me.share) {
         mine.push(h('div', { class: 'share' },
           h('label', { for: 'daily-share' }, 'Share (the result, not the deal)'),

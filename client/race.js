@@ -122,7 +122,7 @@ export class RaceView {
     const name = h('input', { id: 'join-name', name: 'name', maxlength: 24, autocomplete: 'nickname', required: true, value: savedName() });
     const form = h('form', { class: 'panel join' },
       h('h1', {}, 'Join the race'),
-      info ? h('p', {}, `${info.code ? `Game code ${info.code}` : 'The deal is shown at the start'} · ${cellsText(info.cells)} · ${(info.players || []).length} of 8 players`) : null,
+      info ? h('p', {}, `${info.code ? `Game code ${info.code}` : 'The deal is dealt when the race starts'} · ${cellsText(info.cells)} · ${(info.players || []).length} of 8 players`) : null,
       problem ? h('p', { class: 'problem', role: 'alert' }, problem) : null,
       started
         ? h('p', {}, closed)
@@ -203,10 +203,10 @@ export class RaceView {
         return this.render();
       case 'race_starting':
         Object.assign(this.race, { state: msg.race_state || 'countdown', start_at: msg.start_at, ends_at: msg.ends_at });
-        // A deal kept hidden in the lobby is told at the start, with the game.
-        if (msg.code) this.race.code = msg.code;
-        else if (!this.race.code) this.fetchCode();
-        if (msg.game && this.role === 'player') this.setGame(msg.game);
+        // The deal arrives now: a secret one was in no snapshot. Today's daily
+        // code stays off the page (it is secret until the day ends).
+        if (msg.code && !this.daily()) this.race.code = msg.code;
+        if (msg.game && this.role === 'player' && !this.confirmed) this.setGame(msg.game);
         this.clock(msg.now);
         this.startTimer();
         this.event(this.solo() ? 'Your game starts' : 'The race starts');
@@ -225,7 +225,7 @@ export class RaceView {
         this.event(msg.reason === 'time_limit' ? 'Time is up: the race is over' : 'The race is over', true);
         return this.render();
       case 'rematch':
-        this.race.rematch = { race_id: msg.race_id, code: msg.code, url: msg.url };
+        this.race.rematch = { race_id: msg.race_id, code: msg.code || null, url: msg.url };
         this.rematchCreds(msg.race_id);
         this.onRematch();
         return this.render();
@@ -240,19 +240,6 @@ export class RaceView {
       case 'hint_result': return this.onHint(msg);
       case 'error': return this.onError(msg);
       default: return undefined;
-    }
-  }
-
-  // The deal of a race that started without telling it: the snapshot has it.
-  async fetchCode() {
-    try {
-      const info = await api('GET', `/api/races/${encodeURIComponent(this.raceId)}`);
-      if (!this.destroyed && info.code && !this.race.code) {
-        this.race.code = info.code;
-        this.render();
-      }
-    } catch {
-      // Shown with the next snapshot instead.
     }
   }
 
@@ -282,9 +269,11 @@ export class RaceView {
   }
 
   // Once I am done (or as a spectator who chose no one) the board follows
-  // the leader among those still playing.
+  // the leader among those still playing, where their boards are shown (a
+  // race with open boards).
   followLeader() {
     if (this.watchPicked || this.watchRefused || !this.race || this.race.state === 'finished') return;
+    if (!this.mayWatchPlaying(this.phase())) return;
     const following = this.role === 'spectator' || (this.done() && this.serverNow() - (this.doneAt || 0) > FOLLOW_AFTER_MS);
     if (!following) return;
     const leader = this.ordered().find((p) => p.status === 'playing' && p.player_id !== this.me);
@@ -705,8 +694,11 @@ export class RaceView {
     clear(el,
       h('h1', {}, this.creds.daily ? `Daily challenge ${this.creds.daily}` : race.practice ? 'Practice' : 'Race'),
       this.creds.daily ? h('span', { class: 'badge' }, this.creds.ranked ? 'ranked' : 'practice') : null,
-      // A deal may stay hidden until the start (code null in the lobby).
-      race.code ? h('span', { class: 'code', title: 'game code' }, race.code) : h('span', { class: 'meta' }, 'deal shown at the start'),
+      // A deal the server picked stays secret until the start (code null in
+      // the lobby); today's daily code, until the day ends.
+      race.code ? h('span', { class: 'code', title: 'game code' }, race.code)
+        : this.daily() ? null : h('span', { class: 'meta' }, 'deal shown at the start'),
+      race.open_boards ? h('span', { class: 'tag open-boards', title: 'spectators watch every board live' }, 'open boards') : null,
       h('span', { class: 'meta' }, `${cellsText(race.cells)} · ${phaseText}`),
       race.par ? h('span', { class: 'meta' }, `par ${race.par}`, info('Par', `Par: the solver won this deal in ${race.par} moves. Fewer moves is better; time decides races.`)) : null,
       h('span', { class: 'meta ends', 'data-ends': '' }),
@@ -822,8 +814,8 @@ export class RaceView {
       const following = this.rematchTimer && !this.rematchDeclined && this.role === 'player';
       el.prepend(h('div', { class: 'notice rematch', role: 'status' },
         following
-          ? h('span', {}, 'A rematch is open: you join it in ', h('span', { 'data-rematch-left': '' }, String(this.rematchLeft)), ' s. ')
-          : this.role === 'spectator' ? 'A rematch is open. ' : 'A rematch is open. ',
+          ? h('span', {}, 'A rematch is open, on a new deal: you join it in ', h('span', { 'data-rematch-left': '' }, String(this.rematchLeft)), ' s. ')
+          : 'A rematch is open, on a new deal. ',
         h('a', { href: url, class: 'button primary', 'data-link': '' }, this.role === 'spectator' ? 'Watch the rematch' : following ? 'Join now' : 'Go to the rematch'),
         following ? h('button', { type: 'button', class: 'decline', onclick: () => this.declineRematch() }, 'No thanks') : null));
     }
@@ -839,6 +831,9 @@ export class RaceView {
         h('label', { for: 'share-link' }, 'Send this link to the players'),
         h('div', { class: 'row' }, h('input', { id: 'share-link', readonly: true, value: link, onfocus: (e) => e.target.select() }), copyButton(() => link, 'Copy link')),
         h('p', { class: 'small' }, 'Spectators: ', h('a', { href: watchLink }, 'watch link'), ' ', copyButton(() => watchLink, 'Copy'))),
+      this.race.practice || this.creds.daily ? null : h('p', { class: 'small fair-play' }, this.race.open_boards
+        ? 'Open boards: spectators watch every board live.'
+        : 'Fair play: the deal is dealt when the race starts, and nobody sees a board until its player has finished.'),
       h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`),
       this.race.winnable === false
         ? h('p', { class: 'notice', role: 'note' }, 'The solver found no win for this deal: the most cards on the foundations will decide.')
@@ -917,7 +912,8 @@ export class RaceView {
       }
       clear(caption, watched
         ? `Watching ${watched.name}${this.watchedGame ? '' : ' (loading)'}`
-        : 'Choose a player to watch in the list.');
+        : this.mayWatchPlaying(phase) ? 'Choose a player to watch in the list.'
+          : 'Boards are hidden until their players finish: choose a player who has finished.');
       if (watched && this.role === 'player') caption.append(' ', h('button', { type: 'button', onclick: () => { this.watch(null); } }, 'Back to my board'));
       this.boardView.el.hidden = !this.watchedGame;
       if (this.watchedGame) this.boardView.update(this.watchedGame.board, { interactive: false, highlight: null });
@@ -936,6 +932,13 @@ export class RaceView {
     return order.map((id) => this.players.get(id));
   }
 
+  // Whether I may watch the boards of players still playing: spectators (and
+  // finished players) of a race with open boards once the deal is dealt, and
+  // everyone once it is over (docs/protocol.md, "Boards").
+  mayWatchPlaying(phase) {
+    if (phase === 'finished') return true;
+    return (this.role === 'spectator' || this.done()) && Boolean(this.race.open_boards) && phase !== 'lobby';
+  }
 
   tick() {
     if (!this.race || !this.role) return;
@@ -1051,5 +1054,7 @@ function rejectText(code) {
     race_full: 'the race is full (8 players)',
     already_started: 'the race has started',
     not_host: 'only the host can do that',
+    boards_hidden: 'boards are hidden until their players finish',
+    not_yet: 'a daily game can be watched once its day is over',
   }[code] || code || 'refused';
 }

@@ -16,7 +16,8 @@ export function resultsPanel(page) {
   const place = page.dailyPlace;
   return h('div', { class: 'panel results' },
     h('h2', {}, solo ? 'Your result' : 'Results'),
-    reason ? h('p', {}, reason) : null,
+    reason ? h('p', {}, reason, page.race.open_boards ? ' This race had open boards: spectators watched every board live.' : '') : null,
+    mine && mine.review ? h('p', { class: 'held', role: 'status' }, `Your result is held for review: ${mine.review.reason}.`) : null,
     place ? h('p', { class: 'my-place' }, `#${place.rank} of ${place.total} today`) : null,
     solo && mine ? resultCard(mine) : h('table', { class: 'results-table' },
       h('thead', {}, h('tr', {}, RESULT_COLUMNS.map((t) => h('th', { scope: 'col' }, t)))),
@@ -27,7 +28,8 @@ export function resultsPanel(page) {
         h('td', { 'data-label': 'Cards' }, `${p.foundation_cards}/52`),
         h('td', { 'data-label': 'Score' }, String(p.score)),
         h('td', { 'data-label': 'Moves' }, String(p.actions)),
-        h('td', { 'data-label': 'Result' }, STATUS_TEXT[p.status] || p.status))))),
+        h('td', { 'data-label': 'Result' }, STATUS_TEXT[p.status] || p.status,
+          p.review ? h('span', { class: 'tag held', title: p.review.reason }, 'held for review') : null))))),
     h('div', { class: 'share' },
       h('label', { for: 'share-text' }, 'Share'),
       h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 3 }, text), copyButton(() => text, 'Copy'), shareButton(text))),
@@ -41,14 +43,16 @@ export function resultsPanel(page) {
 }
 
 export function shareText(page, mine, total) {
-  const url = `${location.origin}/race/${page.raceId}`;
-  // A daily challenge's share tells the result, never the deal.
-  const deal = page.race.code && !page.daily() ? ` ${page.race.code}` : '';
-  if (!mine) return `Baker's Game race${deal}: ${url}`;
-  const place = mine.rank && !page.solo() ? ` (${ordinal(mine.rank)} of ${total})` : '';
-  const result = mine.status === 'won'
+  const place = mine && mine.rank && !page.solo() ? ` (${ordinal(mine.rank)} of ${total})` : '';
+  const result = !mine ? null : mine.status === 'won'
     ? `won${place} in ${clock(mine.time_ms || 0)}`
     : `got ${mine.foundation_cards}/52 cards to the foundations`;
+  // A daily's deal is secret until the day ends: no code, no link to the attempt.
+  const day = page.daily();
+  if (day) return result ? `Baker's Game daily ${day}: I ${result}, score ${mine.score}.` : `Baker's Game daily ${day}.`;
+  const url = `${location.origin}/race/${page.raceId}`;
+  const deal = page.race.code ? ` ${page.race.code}` : '';
+  if (!result) return `Baker's Game race${deal}: ${url}`;
   return `Baker's Game${deal}: I ${result}, score ${mine.score}. ${url}`;
 }
 
@@ -56,7 +60,8 @@ export function shareText(page, mine, total) {
 function resultCard(p) {
   const won = p.status === 'won';
   return h('dl', { class: 'result-card' },
-    h('div', {}, h('dt', {}, 'Result'), h('dd', {}, won ? `won in ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status)),
+    h('div', {}, h('dt', {}, 'Result'), h('dd', {}, won ? `won in ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status,
+      p.review ? h('span', { class: 'tag held', title: p.review.reason }, 'held for review') : null)),
     h('div', {}, h('dt', {}, 'Cards on foundations'), h('dd', {}, `${p.foundation_cards}/52`)),
     h('div', {}, h('dt', {}, 'Score'), h('dd', {}, String(p.score))),
     h('div', {}, h('dt', {}, 'Moves'), h('dd', {}, String(p.actions))));

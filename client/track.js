@@ -53,6 +53,8 @@ export function renderMeBar(page, el, phase) {
 
 export function renderStandings(page, el, phase) {
   const canWatch = page.role === 'spectator' || phase === 'finished' || page.done();
+  // A fair race shows no board of a player still playing (docs/protocol.md, "Boards").
+  const playingShown = page.mayWatchPlaying(phase);
   // My own line shows my game as I see it (moves still on their way included).
   const mine = page.role === 'player' && page.confirmed && page.predictions.length ? page.view() : null;
   const list = h('ol', { class: 'players' }, page.ordered().map((standing, index) => {
@@ -76,9 +78,10 @@ export function renderStandings(page, el, phase) {
           h('span', { class: 'fill', style: { width: `${pct}%` } })),
         phase === 'lobby' ? null : h('span', { class: 'score' }, `${p.score} pts`),
         h('span', { class: 'state' }, status)),
-      canWatch && p.player_id !== page.me
-        ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === page.watching), onclick: () => page.watch(p.player_id) }, p.player_id === page.watching ? 'Watching' : 'Watch')
-        : null);
+      !canWatch || p.player_id === page.me || phase === 'lobby' ? null
+        : playingShown || finished(p)
+          ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === page.watching), onclick: () => page.watch(p.player_id) }, p.player_id === page.watching ? 'Watching' : 'Watch')
+          : h('span', { class: 'board-hidden small' }, 'board hidden until they finish'));
   }));
   const feed = page.feed.length && !page.solo()
     ? h('div', { class: 'feed' }, h('h2', {}, 'Race news'), h('ul', {}, page.feed.map((e) => h('li', {}, e.text))))
@@ -102,4 +105,9 @@ export function progressEvent(page, before, after) {
     const mark = MILESTONES.find((m) => before.foundation_cards < m && after.foundation_cards >= m);
     if (mark) page.event(`${after.name} has ${mark} cards up`);
   }
+}
+
+// Won or resigned: such a player's board may be watched.
+export function finished(standing) {
+  return standing.status === 'won' || standing.status === 'resigned';
 }

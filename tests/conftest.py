@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from support.servers import RedisProcess, ServerProcess
+from support.servers import RedisCluster, RedisProcess, ServerProcess
 
 # Short countdowns, and a message budget a scripted winner cannot exceed.
 FAST_TEST_ENV = {
@@ -23,6 +23,23 @@ def redis_proc() -> Iterator[RedisProcess]:
     proc.start()
     yield proc
     proc.cleanup()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisCluster]:
+    """A throwaway Redis Cluster (3 primaries, 3 replicas) shared by the session's tests.
+
+    Tests that kill its nodes start a cluster of their own.
+    """
+    with RedisCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[RedisCluster]:
+    """A Redis Cluster of this test's own, free to have nodes killed and slots moved."""
+    with RedisCluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="session")

@@ -151,6 +151,16 @@ def test_replay_illegal_action_exits_1_naming_its_index(tmp_path: Path) -> None:
         ({"code": "BK1-C3-AAAAA24", "actions": []}, "record: "),
         ({"actions": []}, "record: "),
         ([1, 2], "record: "),
+        (
+            {
+                "code": "BK1-C4-AAAAA24",
+                "actions": [
+                    {"src": "col8", "dst": "cell1", "count": 1, "t": 900},
+                    {"undo": True, "t": 850},
+                ],
+            },
+            "action 2: t 850 goes back in time",
+        ),
     ],
 )
 def test_replay_bad_records_exit_1(tmp_path: Path, record: Any, reason: str) -> None:
@@ -172,7 +182,8 @@ def test_replay_missing_file_exits_2(tmp_path: Path) -> None:
 
 
 def test_replay_unfinished_game_from_stdin() -> None:
-    record = {"code": "BK1-C4-AAAAA24", "actions": [{"src": "col8", "dst": "cell1"}]}
+    # Times ("t", from the server's records) are checked, otherwise ignored.
+    record = {"code": "BK1-C4-AAAAA24", "actions": [{"src": "col8", "dst": "cell1", "t": 1500}]}
     result = boulanger("replay", "-", stdin=json.dumps(record))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {
@@ -379,3 +390,14 @@ def test_card_suits_parse_like_fc_solve() -> None:
         "D": Card("AD"),
         "S": Card("AS"),
     }
+
+
+def test_serve_trusts_forwarded_addresses_only_from_loopback_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from boulanger.cli import build_parser
+
+    monkeypatch.delenv("BOULANGER_FORWARDED_ALLOW_IPS", raising=False)
+    assert build_parser().parse_args(["serve"]).forwarded_allow_ips == "127.0.0.1"
+    monkeypatch.setenv("BOULANGER_FORWARDED_ALLOW_IPS", "172.30.80.2")
+    assert build_parser().parse_args(["serve"]).forwarded_allow_ips == "172.30.80.2"

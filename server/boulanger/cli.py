@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -134,6 +135,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from .web import logs
     from .web.app import create_app
     from .web.settings import Settings
 
@@ -150,7 +152,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     gc.freeze()
     gc.set_threshold(700, 10, 1_000_000)
     print(f"boulanger: serving on http://{args.host}:{args.port}/ (broker: {settings.broker_url})")
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=args.host,
         port=args.port,
@@ -163,6 +165,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         proxy_headers=True,
         forwarded_allow_ips=args.forwarded_allow_ips,
     )
+    # After uvicorn has set up its loggers: client-caused errors become one
+    # rate-limited line instead of a traceback each (boulanger.web.logs).
+    logs.install()
+    uvicorn.Server(config).run()
     return 0
 
 
@@ -209,8 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="info")
     serve.add_argument(
         "--forwarded-allow-ips",
-        default="127.0.0.1",
-        help="proxies whose X-Forwarded-For is trusted (for per-address limits)",
+        default=os.environ.get("BOULANGER_FORWARDED_ALLOW_IPS", "127.0.0.1"),
+        help="addresses or networks of the proxies whose X-Forwarded-For is trusted, comma"
+        " separated (default 127.0.0.1; also BOULANGER_FORWARDED_ALLOW_IPS); never '*':"
+        " clients could then choose the address their limits count",
     )
     serve.set_defaults(func=_cmd_serve)
     return parser

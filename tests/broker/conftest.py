@@ -1,4 +1,5 @@
-"""Both brokers, for tests that must hold on each: the embedded one and a real Redis."""
+"""Every broker, for tests that must hold on each: the embedded one, a real Redis, a real
+Redis Cluster."""
 
 from __future__ import annotations
 
@@ -14,11 +15,18 @@ from boulanger.broker import Broker, open_broker
 B = TypeVar("B", bound=Broker)
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def broker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
-    url = "memory://" if request.param == "memory" else request.getfixturevalue("redis_proc").url
+    url = "memory://"
+    if request.param == "redis":
+        url = request.getfixturevalue("redis_proc").url
+    elif request.param == "cluster":
+        url = request.getfixturevalue("redis_cluster").url
     opened = open_broker(url)
     await opened.start()
+    mapped = getattr(opened, "mapped", None)
+    if mapped is not None:  # the cluster's slot map, asked for on start
+        await asyncio.wait_for(mapped.wait(), 10)
     yield opened
     await opened.close()
 

@@ -90,6 +90,31 @@ async def test_a_result_is_recorded_once_and_published_once(
     await broker.unsubscribe(daily_channel(day), listener)
 
 
+async def test_a_held_entry_is_kept_for_its_player_off_the_board(
+    broker: Broker, store: DailyStore, day: date
+) -> None:
+    listener = Collector()
+    await subscribed(broker, daily_channel(day), listener)
+    held = DailyEntry("Bot", "won", 12_000, 97, 560, 52, review="median 3 ms")
+    first = await store.record(day, "h-bot", held, _record("Bot"))
+    assert first.created and first.ranked.rank is None and first.ranked.entry == held
+    again = await store.record(day, "h-bot", _entry("Bot"), _record("Bot"))
+    assert not again.created and again.ranked == first.ranked
+    fair = await store.record(day, "h-ann", _entry("Ann", time_ms=300_000), _record("Ann"))
+    assert fair.ranked.rank == 1
+    page = await store.page(day, 0, 10)
+    assert page.total == 1 and [r.entry.name for r in page.entries] == ["Ann"]
+    mine = await store.player(day, "h-bot")
+    assert mine is not None and (mine.rank, mine.entry) == (None, held)
+    assert mine.to_wire()["review"] == {"status": "held", "reason": "median 3 ms"}
+    assert await store.game_record(day, first.ranked.entry_id) == _record("Bot")
+    assert await store.streak("h-bot", day) == 0  # a held win is no day won
+    await eventually(lambda: len(listener.messages) == 1)
+    await asyncio.sleep(0.1)
+    assert [parse_published(m).entry.name for m in listener.messages] == ["Ann"]
+    await broker.unsubscribe(daily_channel(day), listener)
+
+
 async def test_leaderboard_order_ranks_and_pages(store: DailyStore, day: date) -> None:
     rng = random.Random(7)
     entries = []
@@ -174,7 +199,7 @@ async def test_days_expire_after_the_retention(broker: Broker) -> None:
     store = open_daily_store(broker, 90)
     recent = today(int(time.time() * 1000))
     await store.record(recent, "h-retention", _entry("Ann"), _record("Ann"))
-    if broker.kind == "redis":
+    if broker.kind in ("redis", "redis-cluster"):
         redis = broker.redis  # type: ignore[attr-defined]
         deadline = expires_at(recent, 90)
         for part in ("players", "board", "entries", "records", "ids"):

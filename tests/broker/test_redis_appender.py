@@ -143,7 +143,7 @@ async def test_close_fails_the_awaited_appends(own_redis: RedisProcess) -> None:
 async def test_too_many_in_flight_is_refused(
     broker: RedisBroker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import boulanger.broker.redis as module
+    import boulanger.broker.node as module
 
     assert await broker.append("bound", event(0), Condition()) == 1
     monkeypatch.setattr(module, "APPENDS_IN_FLIGHT", 10)
@@ -193,10 +193,10 @@ async def test_an_idle_connection_to_a_silent_redis_is_dropped_before_an_append_
     options = {"health_check_interval": 0.2, "append_timeout": 0.3}
     async with started(RedisBroker(own_redis.url, **options)) as broker:
         assert await broker.append("idle", event(0), Condition()) == 1
-        appender = broker._appender
+        appender = broker._appends.conn
         assert appender is not None
         await asyncio.sleep(0.6)  # idle and healthy: PINGed, answered, kept
-        assert broker._appender is appender and not appender.closed
+        assert broker._appends.conn is appender and not appender.closed
         with own_redis.paused():
             async with asyncio.timeout(3):  # a PING after 0.2 s, unanswered for 0.3 s
                 while not appender.closed:

@@ -120,7 +120,7 @@ async def test_messages_in_order_and_a_failing_listener_is_only_logged(
     await broker.subscribe("bk:busy", Failing())
     big = "é" * 500_000  # 1 MB of UTF-8, read in many pieces
     texts = [f"m{n}" for n in range(500)]
-    with caplog.at_level(logging.ERROR, "boulanger.broker.redis"):
+    with caplog.at_level(logging.ERROR, "boulanger.broker"):
         async with broker.redis.pipeline(transaction=False) as pipe:
             for text in [*texts[:250], big, *texts[250:]]:
                 pipe.publish("bk:busy", text)
@@ -180,7 +180,7 @@ async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 def test_the_url_is_read_as_redis_py_reads_it() -> None:
-    from boulanger.broker.redis import _Endpoint
+    from boulanger.broker.node import Endpoint as _Endpoint
 
     plain = _Endpoint("redis://example.org")
     assert (plain.host, plain.port, plain.path, plain.ssl, plain.hello) == (

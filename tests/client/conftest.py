@@ -35,13 +35,19 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 # A short countdown keeps the suite quick; the budget lets a scripted winner
-# play a whole solution without pausing (a person never comes near it).
+# play a whole solution without pausing (a person never comes near it), and
+# no review holds its result (review_server below has the review on).
 SERVER_ENV = {
     "BOULANGER_COUNTDOWN_MS": "1200",
     "BOULANGER_MESSAGES_PER_SECOND": "100",
     "BOULANGER_MESSAGE_BURST": "200",
     "BOULANGER_PING_INTERVAL_S": "2",  # so that the tests see pings answered
     "BOULANGER_QUICK_RACE_WAIT_S": "2",  # a quick race starts 2 s after its second player
+    "BOULANGER_REVIEW_MIN_ACTIONS": "1000000",
+    # Every browser of the suite creates its races (practice games, rematches
+    # and daily attempts included) from 127.0.0.1: the per-address limit has
+    # tests of its own (tests/web).
+    "BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "1000",
 }
 
 
@@ -73,7 +79,7 @@ def _healthy(base: str) -> bool:
 class Server:
     """``python -m boulanger serve`` on a free loopback port."""
 
-    def __init__(self) -> None:
+    def __init__(self, **env: str) -> None:
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         handle, path = tempfile.mkstemp(prefix="boulanger-client-", suffix=".log")
@@ -84,7 +90,10 @@ class Server:
         ]  # fmt: skip
         try:
             self.proc = subprocess.Popen(
-                args, env={**os.environ, **SERVER_ENV}, stdout=handle, stderr=subprocess.STDOUT
+                args,
+                env={**os.environ, **SERVER_ENV, **env},
+                stdout=handle,
+                stderr=subprocess.STDOUT,
             )
         finally:
             os.close(handle)
@@ -116,6 +125,17 @@ class Server:
 @pytest.fixture(scope="session")
 def server() -> Iterator[Server]:
     proc = Server()
+    try:
+        proc.wait()
+        yield proc
+    finally:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def review_server() -> Iterator[Server]:
+    """A server that reviews results (the default limits of human play)."""
+    proc = Server(BOULANGER_REVIEW_MIN_ACTIONS="10")
     try:
         proc.wait()
         yield proc
@@ -185,11 +205,14 @@ class Player:
 
 @pytest.fixture
 def players(browser: Any, server: Server) -> Iterator[Callable[..., Player]]:
-    """Make players (browser contexts); closed after the test, which fails on page errors."""
+    """Make players (browser contexts); closed after the test, which fails on page errors.
+
+    ``base`` makes a player of another server (``review_server``).
+    """
     made: list[Player] = []
 
-    def make(name: str, **options: Any) -> Player:
-        player = Player(browser, server.base, name, **options)
+    def make(name: str, base: str | None = None, **options: Any) -> Player:
+        player = Player(browser, base or server.base, name, **options)
         made.append(player)
         return player
 

@@ -3,8 +3,10 @@
 Two players race one deal (drag, tap, double tap, keyboard, undo, live
 progress, results, rematch); an illegal drop snaps back; a dropped
 connection comes back with the game intact; a spectator follows both
-players; a hostile display name stays text; the client's move rules agree
-with the engine's.
+players of a race with open boards, and, in a fair race, sees no board of
+a player still playing nor the deal before the start; results beyond human
+pace show as held; a hostile display name stays text; the client's move
+rules agree with the engine's.
 """
 
 from __future__ import annotations
@@ -14,16 +16,20 @@ import random
 import re
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 from typing import Any
 
 from playwright.sync_api import expect
+from websockets.sync.client import connect
 
 from boulanger.engine import Game
 from boulanger.engine.cards import Suit
 from boulanger.engine.moves import FIRST_CELL, FOUNDATION, PLACE_NAMES
+from boulanger.race import daily as d
 
-from .conftest import Player
+from .conftest import Player, Server
 
 KEYS = {
     **{f"col{i}": str(i) for i in range(1, 9)},
@@ -35,11 +41,13 @@ HOSTILE = "<script>alert(1)</script>"
 # -- helpers ------------------------------------------------------------------------
 
 
-def create_race(p: Player, cells: int = 4) -> str:
+def create_race(p: Player, cells: int = 4, open_boards: bool = False) -> str:
     """Create a race from the home page; return the share link the lobby shows."""
     p.page.goto(p.base + "/")
     p.page.fill("#home-name", p.name)
     p.page.check(f"input[name=cells][value='{cells}']")
+    if open_boards:
+        p.page.check("input[name=open_boards]")
     p.page.click("button[name=create]")
     p.page.wait_for_selector(".lobby")
     return p.page.input_value("#share-link")
@@ -461,9 +469,12 @@ def test_dropped_connection_reconnects_with_the_game_intact(players: Any) -> Non
 
 
 def test_spectator_sees_both_players(players: Any) -> None:
+    """A race with open boards: a spectator follows the players' boards live."""
     ann = players("Ann")
     bo = players("Bo")
-    link = create_race(ann)
+    link = create_race(ann, open_boards=True)
+    expect(ann.page.locator(".lobby .fair-play")).to_contain_text("Open boards")
+    expect(ann.page.locator(".race-head .open-boards")).to_have_text("open boards")
     join(bo, link)
     ann.page.click("button.start")
     wait_playing(ann)
@@ -502,6 +513,129 @@ def test_spectator_sees_both_players(players: Any) -> None:
     expect(late.page.locator(".players .name")).to_have_count(2)
 
 
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+
+
+def test_a_fair_race_hides_the_deal_and_the_boards_of_players_still_playing(
+    players: Any,
+) -> None:
+    ann = players("Ann")
+    bo = players("Bo", **PHONE)
+    link = create_race(ann)
+    # No code in the lobby: the deal is dealt when the race starts.
+    expect(ann.page.locator(".lobby .fair-play")).to_contain_text("nobody sees a board")
+    expect(ann.page.locator(".race-head .code")).to_have_count(0)
+    assert ann.page.evaluate("() => window.boulanger.race.code") is None
+    assert ann.page.evaluate("() => window.boulanger.confirmed") is None
+    bo.page.goto(link)
+    expect(bo.page.locator("form.join")).to_contain_text("dealt when the race starts")
+    bo.page.fill("#join-name", "Bo")
+    bo.page.click("form.join button[type=submit]")
+    bo.page.wait_for_selector(".lobby")
+    cy = players("Cy", **PHONE)
+    cy.page.goto(link + "?watch=1")
+    expect(cy.page.locator(".players .name")).to_have_count(2)
+    expect(cy.page.locator(".race-head .code")).to_have_count(0)
+    ann.screenshot("fair-lobby-host")
+
+    ann.page.click("button.start")
+    wait_playing(ann)  # the board came with race_starting
+    wait_playing(bo)
+    code = race_code(ann)
+    assert code.startswith("BK1-C4-")
+    expect(cy.page.locator(".race-head .code")).to_have_text(code)
+    # No watch button for players still playing: their boards are hidden.
+    expect(cy.page.locator(".player .board-hidden")).to_have_count(2)
+    expect(cy.page.locator("button.watch")).to_have_count(0)
+    expect(cy.page.locator(".watch-caption")).to_contain_text("Boards are hidden")
+    expect(cy.page.locator(".board .card")).to_have_count(0)
+    cy.screenshot("fair-spectator-phone")
+
+    # Bo resigns: his board may be watched now; Ann's, still playing, not.
+    bo.page.click(".stats button.resign")
+    bo.page.click(".stats button.resign")
+    bo_row = cy.page.locator(".player").filter(has=cy.page.locator(".name", has_text="Bo"))
+    ann_row = cy.page.locator(".player").filter(has=cy.page.locator(".name", has_text="Ann"))
+    expect(bo_row.locator("button.watch")).to_be_visible()
+    expect(ann_row.locator("button.watch")).to_have_count(0)
+    expect(ann_row.locator(".board-hidden")).to_have_text("board hidden until they finish")
+    bo_row.locator("button.watch").click()
+    expect(cy.page.locator(".watch-caption")).to_contain_text("Watching Bo")
+    expect(cy.page.locator(".board .card")).to_have_count(52)
+    mine = bo.page.locator(".player").filter(has=bo.page.locator(".name", has_text="Ann"))
+    expect(mine.locator(".board-hidden")).to_be_visible()  # finished Bo: still not Ann's
+    expect(mine.locator("button.watch")).to_have_count(0)
+    bo.screenshot("fair-finished-phone")
+    assert "watch" not in bo.sent_types()
+
+
+def _bot_wins(base: str, race_id: str, name: str, host_key: str | None = None) -> None:
+    """A bot: joins, learns the deal at race_starting, solves it, plays it at full speed."""
+    url = base.replace("http://", "ws://") + f"/ws/races/{race_id}"
+    with connect(url) as ws:
+        ws.send(json.dumps({"type": "join", "role": "player", "name": name, "host_key": host_key}))
+        if host_key is not None:
+            ws.send(json.dumps({"type": "start"}))
+        while True:
+            message = json.loads(ws.recv(timeout=30))
+            if message["type"] == "race_starting":
+                break
+        line = solve(message["code"])
+        time.sleep(max(0, message["start_at"] - message["now"]) / 1000 + 0.05)
+        for number, move in enumerate(line):
+            ws.send(json.dumps({"type": "move", "action_id": f"b{number}", **move}))
+            while True:
+                answer = json.loads(ws.recv(timeout=10))
+                if answer.get("action_id") == f"b{number}":
+                    assert answer["type"] == "ack", answer
+                    break
+        assert answer["game"]["status"] == "won"
+
+
+def test_a_result_beyond_human_pace_shows_held(players: Any, review_server: Server) -> None:
+    ann = players("Ann", base=review_server.base, **PHONE)
+    link = create_race(ann)
+    bot = threading.Thread(target=_bot_wins, args=(ann.base, link.rsplit("/", 1)[1], "Bot"))
+    bot.start()
+    expect(ann.page.locator(".players .name", has_text="Bot")).to_be_visible()
+    ann.page.click("button.start")
+    bot.join(60)
+    assert not bot.is_alive()
+    expect(ann.page.locator(".player.status-won .name")).to_have_text("Bot")
+    ann.page.click(".stats button.resign")
+    ann.page.click(".stats button.resign")
+    row = ann.page.locator(".results-table tbody tr").filter(has_text="Bot")
+    expect(row.locator(".tag.held")).to_have_text("held for review")
+    assert "under 100 ms" in (row.locator(".tag.held").get_attribute("title") or "")
+    mine = ann.page.locator(".results-table tbody tr.me")
+    expect(mine.locator(".tag.held")).to_have_count(0)  # too few actions to judge
+    ann.screenshot("held-results-phone")
+
+
+def test_a_held_daily_result_is_shown_to_its_player_off_the_leaderboard(
+    players: Any, review_server: Server
+) -> None:
+    key = "k" + "".join(random.choice("abcdefghij") for _ in range(30))
+    me = players("Held", base=review_server.base)
+    me.context.add_init_script(f"localStorage.setItem('boulanger.player_key', '{key}')")
+    body = json.dumps({"player_key": key, "name": "Bot"}).encode()
+    request = urllib.request.Request(
+        f"{review_server.base}/api/daily/{d.today(int(time.time() * 1000))}/attempts",
+        data=body,
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        attempt = json.load(answer)
+    assert attempt["code"] is None and attempt["ranked"] is True
+    _bot_wins(review_server.base, attempt["race_id"], "Bot", host_key=attempt["host_key"])
+    me.page.goto(me.base + "/daily")
+    expect(me.page.locator(".my-result")).to_contain_text("held for review, off the leaderboard")
+    expect(me.page.locator("p.held")).to_contain_text("under 100 ms")
+    expect(me.page.locator(".daily-board")).not_to_contain_text("Bot")
+    expect(me.page.locator("#daily-share")).to_have_value(re.compile("held for review"))
+    me.screenshot("held-daily")
+
+
 def test_hostile_display_names_are_text(players: Any) -> None:
     # Names have at most 24 characters: the name field keeps the first 24 of
     # HOSTILE, which is still markup; the guest then tries the whole of it.
@@ -534,8 +668,10 @@ def test_daily_challenge_ranked_game_and_live_leaderboard(players: Any) -> None:
     watcher.page.goto(watcher.base + "/daily")
     heading = watcher.page.locator("main h1")
     expect(heading).to_contain_text("Daily challenge")
-    code = watcher.page.locator(".daily .code").text_content() or ""
-    assert code.startswith("BK1-C4-")
+    # Today's deal is secret until the day ends: no code on the page.
+    expect(watcher.page.locator(".daily")).to_contain_text("secret until the day ends")
+    expect(watcher.page.locator(".daily .code")).to_have_count(0)
+    code = str(d.game_code(d.today(int(time.time() * 1000))))
     expect(watcher.page.locator("#conn")).to_have_attribute("data-state", "connected")
 
     dee = players("Dee")
@@ -546,19 +682,23 @@ def test_daily_challenge_ranked_game_and_live_leaderboard(players: Any) -> None:
     dee.page.click(".daily-play button[type=submit]")
     wait_playing(dee)  # a daily game starts by itself
     expect(dee.page.locator(".race-head .badge")).to_have_text("ranked")
-    assert race_code(dee) == code
+    expect(dee.page.locator(".race-head .code")).to_have_count(0)
     for move in solve(code):
         key_move(dee, move)
     expect(dee.page.locator(".results")).to_be_visible()
+    shared = dee.page.input_value("#share-text")
+    assert "daily" in shared and code not in shared and "/race/" not in shared
     dee.page.click(".results a:has-text('Daily leaderboard')")
     expect(dee.page.locator(".my-result")).to_contain_text("won")
     share = dee.page.input_value("#daily-share")
-    assert "daily" in share and code not in share  # the result, not the deal
+    assert "daily" in share and code not in share and "/race/" not in share  # not the deal
     expect(dee.page.locator(".daily-board tr.me")).to_contain_text("Dee")
     expect(dee.page.locator(".daily-play button")).to_have_text("Play it again (practice)")
 
     # The watcher's leaderboard got the result without a reload.
-    expect(watcher.page.locator(".daily-board tbody tr").first).to_contain_text("Dee")
+    # (Other tests of this server may have played today's deal too, faster.)
+    dee_cell = watcher.page.locator(".daily-board tbody td", has_text=re.compile(r"^Dee$"))
+    expect(dee_cell).to_be_visible()
     dee.screenshot("daily-after-win")
 
     # Days without a challenge, and things that are not days, say so.

@@ -22,6 +22,7 @@ def test_a_race_with_a_track_a_feed_and_a_rematch_for_everyone(players: Any) -> 
     ann.page.goto(ann.base + "/")
     ann.page.fill("#home-name", "Ann")
     ann.page.fill("#home-code", DEAL)
+    ann.page.check("input[name=open_boards]")  # so that the others' boards may be followed
     ann.page.click("button[name=create]")
     ann.page.wait_for_selector(".lobby")
     link = ann.page.input_value("#share-link")
@@ -105,7 +106,7 @@ def test_quick_race_puts_strangers_together_and_starts_by_itself(players: Any) -
     expect(ann.page.locator(".results button", has_text="Another quick race")).to_be_visible()
 
 
-def test_boards_kept_hidden_do_not_trouble_a_follower(players: Any) -> None:
+def test_a_follower_asks_for_no_board_of_a_fair_race(players: Any) -> None:
     ann = players("Ann")
     bo = players("Bo")
     ann.page.goto(ann.base + "/")
@@ -116,9 +117,30 @@ def test_boards_kept_hidden_do_not_trouble_a_follower(players: Any) -> None:
     wait_playing(ann)
     cy = players("Cy")
     cy.page.goto(link + "?watch=1")
+    # Boards are hidden while their players play: the spectator keeps the
+    # track and asks for no board, whoever leads.
+    expect(cy.page.locator(".watch-caption")).to_contain_text("Boards are hidden")
+    expect(cy.page.locator(".players .player")).to_have_count(2)
+    expect(cy.page.locator(".player .board-hidden")).to_have_count(2)
+    cy.page.wait_for_timeout(600)  # several ticks of the follower
+    assert "watch" not in cy.sent_types()
+    assert cy.page.locator("#toast").is_hidden()
+
+
+def test_a_refused_watch_does_not_trouble_a_follower(players: Any) -> None:
+    ann = players("Ann")
+    bo = players("Bo")
+    ann.page.goto(ann.base + "/")
+    ann.page.fill("#home-name", "Ann")
+    link = join_race_with_code(ann, open_boards=True)
+    join(bo, link)
+    ann.page.click("button.start")
+    wait_playing(ann)
+    cy = players("Cy")
+    cy.page.goto(link + "?watch=1")
     expect(cy.page.locator(".watch-caption")).to_contain_text("Watching")
-    # A server that keeps boards hidden while their players play says so:
-    # the spectator keeps the track, with no error and no retry.
+    # A board refused all the same (boards_hidden): the spectator keeps the
+    # track, with no error and no retry.
     cy.page.evaluate(
         "() => window.boulanger.handle({type: 'error', code: 'boards_hidden', reason: 'hidden'})"
     )
@@ -130,8 +152,10 @@ def test_boards_kept_hidden_do_not_trouble_a_follower(players: Any) -> None:
     expect(cy.page.locator(".players .player")).to_have_count(2)
 
 
-def join_race_with_code(p: Any) -> str:
+def join_race_with_code(p: Any, open_boards: bool = False) -> str:
     p.page.fill("#home-code", DEAL)
+    if open_boards:
+        p.page.check("input[name=open_boards]")
     p.page.click("button[name=create]")
     p.page.wait_for_selector(".lobby")
     return p.page.input_value("#share-link")

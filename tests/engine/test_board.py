@@ -19,7 +19,8 @@ from boulanger.engine import (
     Suit,
     group_capacity,
 )
-from boulanger.engine.moves import FIRST_CELL, FOUNDATION, PLACE_INDEX
+from boulanger.engine.board import CAPACITY
+from boulanger.engine.moves import FIRST_CELL, FOUNDATION, PLACE_INDEX, move_of
 
 from .helpers import board_text, card_count, game_on, make_board
 
@@ -61,6 +62,13 @@ def test_group_capacity_function_matches_the_table(
 ) -> None:
     # The target column, when empty, does not count among the empty columns.
     assert group_capacity(free, empty_cols - 1 if to_empty else empty_cols) == cap
+    assert CAPACITY[free][empty_cols - 1 if to_empty else empty_cols] == cap
+
+
+def test_capacity_lookup_is_the_formula() -> None:
+    assert [len(row) for row in CAPACITY] == [9] * 5  # 0..4 free cells, 0..8 empty columns
+    for free, row in enumerate(CAPACITY):
+        assert list(row) == [group_capacity(free, empty) for empty in range(9)]
 
 
 def capacity_board(free: int, to_empty: bool, empty_cols: int, run: int, game_cells: int) -> Board:
@@ -359,6 +367,17 @@ def test_legal_moves_of_deals_match_brute_force(deal: int, cells: int) -> None:
     moves = board.legal_moves()
     assert len(moves) == len(set(moves))
     assert set(moves) == _brute_force(board)
+    assert [move_of(*step) for step in board.legal_steps()] == moves
+
+
+def test_legal_steps_are_legal_moves_by_index_along_random_play() -> None:
+    rng = random.Random(14)
+    for deal, cells in ((5, 4), (6, 2), (7, 1)):
+        for board in _random_play(Board.deal(GameCode(deal, cells)), rng, 60):
+            steps = board.legal_steps()
+            assert [move_of(*step) for step in steps] == board.legal_moves()
+            for step in steps:
+                board.check(*step)
 
 
 def test_pointless_moves() -> None:
@@ -368,6 +387,10 @@ def test_pointless_moves() -> None:
     assert not board.is_pointless(Move("col1", "col8", 1))
     assert not board.is_pointless(Move("col2", "cell1"))
     assert not board.is_pointless(Move("cell2", "col8"))
+    assert not board.is_pointless(Move("col2", "foundation"))
+    assert not board.is_pointless(Move("cell2", "foundation"))
+    assert board.is_pointless(Move("col2", "col8"))  # 5H is the whole column
+    assert not board.is_pointless(Move("col3", "col8"))  # the top of a longer column
 
 
 def test_copy_is_independent() -> None:

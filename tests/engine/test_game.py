@@ -110,7 +110,16 @@ def test_undo_on_a_new_game() -> None:
     game = Game("BK1-C4-AAAAA24")
     with pytest.raises(NothingToUndoError, match="nothing to undo"):
         game.undo()
-    assert game.can_undo == 0
+    assert game.undo_depth == game.can_undo == 0
+
+
+def test_undo_depth_counts_what_can_be_undone() -> None:
+    game = shuttle_game()
+    for depth in range(1, 4):
+        game.play("col8>cell1" if depth % 2 else "cell1>col8")
+        assert game.undo_depth == game.can_undo == depth
+    assert game.undo() == Move("col8", "cell1")
+    assert game.undo_depth == game.can_undo == 2
 
 
 def test_undo_limit_is_100_actions() -> None:
@@ -374,6 +383,20 @@ def test_new_game_is_playing() -> None:
     assert Game("BK1-C4-AAAAA24").status is Status.PLAYING
 
 
+def test_status_values_are_the_wire_form() -> None:
+    assert [status.value for status in Status] == ["playing", "won", "stuck", "dead_end"]
+    for status in Status:
+        assert status == status.value and str(status) == status.value
+        assert Status(status.value) is status
+
+
+def test_status_is_the_convenience_form_of_compute_status() -> None:
+    game = Game("BK1-C4-AAAAA24")
+    assert game.compute_status() is game.status is Status.PLAYING
+    game.board = _tight_board(["7H", "8H", "QC", "QD", "5C", "5D", "5S", "JH"], "KS", "9C")
+    assert game.compute_status() is game.status is Status.DEAD_END
+
+
 def test_won_after_the_last_card() -> None:
     text = board_text(
         {1: "KS"}, foundations={Suit.HEARTS: 13, Suit.DIAMONDS: 13, Suit.CLUBS: 13, Suit.SPADES: 12}
@@ -479,6 +502,38 @@ def test_bad_records_name_the_action(record: Any, index: int, reason: str) -> No
     assert info.value.index == index
     assert reason in str(info.value)
     assert str(info.value).startswith(f"action {index}: " if index else "record: ")
+
+
+def test_record_times_are_checked_and_otherwise_ignored() -> None:
+    moves = [{"src": "col8", "dst": "cell1", "count": 1}, {"undo": True}]
+    timed = [{**moves[0], "t": 0}, {"undo": True, "t": 0}]
+    plain = Game.from_record({"code": "BK1-C4-AAAAA24", "actions": moves})
+    again = Game.from_record({"code": "BK1-C4-AAAAA24", "actions": timed})
+    assert again.history == plain.history and again.board == plain.board
+    # Only some actions timed: the others are not checked.
+    Game.from_record({"code": "BK1-C4-AAAAA24", "actions": [moves[0], {"undo": True, "t": 7}]})
+
+
+@pytest.mark.parametrize(
+    ("times", "index", "reason"),
+    [
+        ([5, 4], 2, "t 4 goes back in time (the action before it has t 5)"),
+        ([-1, 4], 1, "t must be a whole number of ms from 0, not -1"),
+        ([1.5, 4], 1, "not 1.5"),
+        ([True, 4], 1, "not True"),
+        (["3", 4], 1, "not '3'"),
+        ([0, None], 2, "not None"),
+    ],
+)
+def test_bad_record_times_name_the_action(times: list[Any], index: int, reason: str) -> None:
+    actions = [
+        {"src": "col8", "dst": "cell1", "count": 1, "t": times[0]},
+        {"undo": True, "t": times[1]},
+    ]
+    with pytest.raises(RecordError) as info:
+        Game.from_record({"code": "BK1-C4-AAAAA24", "actions": actions})
+    assert info.value.index == index
+    assert reason in str(info.value)
 
 
 def test_repr() -> None:

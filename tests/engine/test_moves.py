@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
 
 from boulanger.engine import PLACE_NAMES, InvalidNotationError, Move, place_index
+from boulanger.engine.moves import LONGEST_RUN, MOVES, STEPS, move_of
 
 
 def test_place_names_and_indices() -> None:
@@ -130,3 +132,18 @@ def test_move_is_a_named_tuple_with_count_default_1() -> None:
     assert move == ("col1", "foundation", 1)
     assert tuple(move) == ("col1", "foundation", 1)
     assert repr(move) == "Move(src='col1', dst='foundation', count=1)"
+
+
+def test_steps_and_moves_name_the_same_moves() -> None:
+    # The engine's tables: STEPS holds indexes, MOVES the names of the same move.
+    for src, dst in itertools.product(range(len(PLACE_NAMES)), repeat=2):
+        for count in range(1, LONGEST_RUN + 1):
+            step = STEPS[src][dst][count - 1]
+            move = move_of(*step)
+            assert step == (src, dst, count)
+            assert move is MOVES[src][dst][count - 1]
+            assert move == Move(PLACE_NAMES[src], PLACE_NAMES[dst], count)
+            assert (place_index(move.src), place_index(move.dst), move.count) == step
+            # Parsing hands out the same shared value.
+            assert Move.from_dict(move.to_dict()) is move
+    assert move_of(0, 1, 14) == Move("col1", "col2", 14)

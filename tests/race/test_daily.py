@@ -53,6 +53,20 @@ def test_no_deal_comes_back_within_the_pool_size() -> None:
     assert d.deal_number(again) == d.deal_number(d.FIRST_DAY)
 
 
+def test_a_secret_schedule_is_unknowable_without_the_secret_and_still_never_repeats() -> None:
+    cycle = [d.FIRST_DAY + timedelta(days=n) for n in range(len(d.POOL))]
+    secret = [d.deal_number(day, "s3cret") for day in cycle]
+    assert sorted(secret) == sorted(d.POOL)  # every deal once per cycle
+    assert secret != [d.deal_number(day) for day in cycle]
+    assert secret != [d.deal_number(day, "another") for day in cycle]
+    following = [day + timedelta(days=len(d.POOL)) for day in cycle]
+    nxt = [d.deal_number(day, "s3cret") for day in following]
+    assert sorted(nxt) == sorted(d.POOL) and nxt != secret  # a new order each cycle
+    # Pinned: every process, and every later version, must deal the same.
+    assert secret[:3] == [507, 1777, 2173] and nxt[0] == 2010
+    assert str(d.game_code(d.FIRST_DAY, "s3cret")) == str(GameCode(507, 4))
+
+
 @pytest.mark.parametrize(
     "text",
     ["2026-13-01", "2026-02-30", "2026-1-1", "26-01-01", "", "2026-01-01T00:00", "２０２６-01-01"],
@@ -160,6 +174,13 @@ def test_entries_round_trip_and_wire_form() -> None:
         "actions": 118,
         "score": 560,
         "foundation_cards": 52,
+        "review": None,
+    }
+    held = d.DailyEntry("Bot", "won", 9_000, 97, 560, 52, review="median 2 ms")
+    assert d.DailyEntry.from_dict(json.loads(json.dumps(held.to_dict()))) == held
+    assert d.RankedEntry(None, 18, held).to_wire()["review"] == {
+        "status": "held",
+        "reason": "median 2 ms",
     }
 
 
@@ -188,6 +209,10 @@ def test_share_text_tells_the_result_without_the_deal() -> None:
     lost = d.RankedEntry(300, 41, d.DailyEntry("Bo", "resigned", 60_000, 212, 150, 37))
     assert d.share_text(day, lost, 340, 0) == (
         "Baker's Game daily 2026-11-30: 37/52 cards, 212 actions, #300 of 340."
+    )
+    held = d.RankedEntry(None, 42, d.DailyEntry("Bot", "won", 9_000, 97, 560, 52, review="x"))
+    assert d.share_text(day, held, 340, 0, par=94) == (
+        "Baker's Game daily 2026-11-30: won in 0:09.0, 97 actions (par 94), held for review."
     )
     assert d.format_time(3_725_000) == "1:02:05.0"
 

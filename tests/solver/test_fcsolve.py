@@ -7,7 +7,7 @@ import random
 import pytest
 
 from boulanger.engine import Board, Game, GameCode
-from boulanger.solver import UNKNOWN, fcsolve, solve, solve_board
+from boulanger.solver import UNKNOWN, Verdict, fcsolve, solve, solve_board
 
 pytestmark = pytest.mark.skipif(
     not fcsolve.available(),
@@ -50,7 +50,7 @@ def test_a_lost_position_is_lost_for_fc_solve_too() -> None:
     game = Game("BK1-C4-AAAAAAB")
     for move in ["col4>cell4", "col7>cell2", "col3>cell3", "col8>cell1"]:
         game.play(move)
-    assert fcsolve.verdict(game.board) == "unsolvable"
+    assert fcsolve.verdict(game.board) is Verdict.UNSOLVABLE
 
 
 def test_the_board_text_for_fc_solve() -> None:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from boulanger.engine import Game, Move
-from boulanger.solver import UNKNOWN, UNSOLVABLE, WON, hint, solve_board
+from boulanger.solver import UNKNOWN, UNSOLVABLE, WON, Verdict, hint, solve_board
 from boulanger.solver.hint import forget
 
 # Deal 1 with 4 cells is winnable; these four moves fill the cells and lose it
@@ -72,3 +72,12 @@ def test_hints_after_leaving_the_line() -> None:
     assert answer.result in (WON, UNSOLVABLE)
     if answer.move is not None:
         game.play(answer.move)
+
+
+def test_a_hint_is_the_first_move_of_the_solution_and_a_verdict() -> None:
+    forget()
+    game = Game("BK1-C2-AAAAABH")
+    answer = hint(game, budget=60)
+    assert type(answer.result) is Verdict and answer.result == "won"
+    assert answer.move is Move.from_dict(solve_board(game.board, budget=60).actions[0])
+    assert answer.to_dict()["result"] == "won"

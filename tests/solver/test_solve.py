@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
 
 from boulanger.engine import Board, Game, GameCode
-from boulanger.solver import UNKNOWN, UNSOLVABLE, WON, Solution, solve, solve_board
+from boulanger.engine.moves import move_of
+from boulanger.solver import UNKNOWN, UNSOLVABLE, WON, Solution, Verdict, solve, solve_board
+from boulanger.solver.solve import solve_steps
 
 # Verdicts checked with Freecell Solver (fc-solve -g bakers_game -to 01ABCDE).
 # Searches here get a budget far above what they need, so that a busy
@@ -100,6 +103,29 @@ def test_to_dict() -> None:
     assert data["result"] == UNSOLVABLE
     assert data["par"] is None
     assert set(data) == {"result", "actions", "seconds", "positions", "par"}
+    assert json.loads(json.dumps(data))["result"] == "unsolvable"
+
+
+def test_verdicts_keep_their_wire_values() -> None:
+    assert (WON, UNSOLVABLE, UNKNOWN) == (Verdict.WON, Verdict.UNSOLVABLE, Verdict.UNKNOWN)
+    assert [verdict.value for verdict in Verdict] == ["won", "unsolvable", "unknown"]
+    for verdict in Verdict:
+        assert verdict == verdict.value and str(verdict) == f"{verdict}" == verdict.value
+        assert json.dumps(verdict) == f'"{verdict.value}"'
+    assert type(solve("BK1-C1-AAAAAAB", max_positions=1).result) is Verdict
+
+
+def test_solve_steps_are_the_actions_by_index() -> None:
+    board = Board.deal(GameCode.parse("BK1-C4-AAAAAAB"))
+    solution, steps = solve_steps(board, BUDGET)
+    assert solution.result is Verdict.WON
+    assert [move_of(*step).to_dict() for step in steps] == solution.actions
+    for step in steps:
+        board.check(*step)
+        board.apply(*step)
+    assert board.won
+    lost, none = solve_steps(Board.deal(GameCode.parse("BK1-C1-AAAAAAB")), BUDGET)
+    assert (lost.result, none) == (Verdict.UNSOLVABLE, [])
 
 
 def test_position_limits_on_a_small_search() -> None:

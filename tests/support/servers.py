@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import redis
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -84,7 +85,12 @@ class RedisProcess:
     def stop(self, kill: bool = False) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-            self.proc.wait(10)
+            try:
+                # A primary waits for its replicas on SIGTERM (shutdown-timeout, 10 s).
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
         self.proc = None
 
     def restart(self) -> None:
@@ -169,3 +175,162 @@ def running(proc: RedisProcess | ServerProcess) -> Iterator[RedisProcess | Serve
         yield proc
     finally:
         proc.stop()
+
+
+class RedisCluster:
+    """A Redis Cluster of ``primaries`` primaries with one replica each, on free loopback ports.
+
+    Each node is a :class:`RedisProcess` with ``--cluster-enabled yes`` (its
+    ``nodes.conf`` in its own folder, so a node killed and started again
+    rejoins as itself); ``redis-cli --cluster create`` makes them a cluster,
+    3 primaries getting the slot ranges 0-5460, 5461-10922 and 10923-16383.
+    ``node_timeout_ms`` is how long a primary must be unreachable before its
+    replica takes over. Every wait is bounded; :meth:`cleanup` stops every node.
+    """
+
+    def __init__(self, primaries: int = 3, node_timeout_ms: int = 1000) -> None:
+        self.node_timeout_ms = node_timeout_ms
+        self.nodes = [self._node(node_timeout_ms) for _ in range(2 * primaries)]
+        self.primaries = primaries
+
+    @staticmethod
+    def _node(node_timeout_ms: int) -> RedisProcess:
+        options = [
+            "--cluster-enabled", "yes",
+            "--cluster-config-file", "nodes.conf",
+            "--cluster-node-timeout", str(node_timeout_ms),
+            # The bus port is the port + 10000 unless told: maybe taken, or past 65535.
+            "--cluster-port", str(free_port()),
+            "--appendfsync", "everysec",
+        ]  # fmt: skip
+        return RedisProcess(*options)
+
+    @property
+    def url(self) -> str:
+        seeds = ",".join(f"127.0.0.1:{node.port}" for node in self.nodes[: self.primaries])
+        return f"redis-cluster://{seeds}"
+
+    def start(self) -> None:
+        try:
+            for node in self.nodes:
+                node.start()
+            cli = shutil.which("redis-cli")
+            if cli is None:
+                raise RuntimeError("redis-cli is not installed (it comes with redis-server)")
+            create = [
+                cli, "--cluster", "create",
+                *(f"127.0.0.1:{node.port}" for node in self.nodes),
+                "--cluster-replicas", "1", "--cluster-yes",
+            ]  # fmt: skip
+            subprocess.run(create, check=True, capture_output=True, timeout=60)
+            self.wait_ok()
+            for node in self.nodes:
+                if self.role(node) == "master":
+                    self.wait_replicated(node)
+        except BaseException:
+            self.cleanup()
+            raise
+
+    def command(self, node: RedisProcess, *args: str | int) -> object:
+        """One command on ``node`` (a throwaway connection)."""
+        client = redis.Redis(port=node.port, socket_timeout=5, decode_responses=True)
+        try:
+            return client.execute_command(*args)
+        finally:
+            client.close()
+
+    def alive(self) -> list[RedisProcess]:
+        return [node for node in self.nodes if node.proc is not None and node.proc.poll() is None]
+
+    def role(self, node: RedisProcess) -> str:
+        info = self.command(node, "INFO", "replication")
+        assert isinstance(info, dict)
+        return str(info["role"])
+
+    def primary_of(self, slot: int) -> RedisProcess:
+        """The node serving ``slot`` now, as the live nodes all agree."""
+        owners = set()
+        for node in self.alive():
+            for first, last, owner, *_ in self._slots(node):
+                if first <= slot <= last:
+                    owners.add(int(owner[1]))
+        assert len(owners) == 1, f"the nodes disagree on slot {slot}: {owners}"
+        port = owners.pop()
+        return next(node for node in self.nodes if node.port == port)
+
+    def _slots(self, node: RedisProcess) -> list[list]:  # type: ignore[type-arg]
+        client = redis.Redis(port=node.port, socket_timeout=5)
+        try:
+            return list(client.execute_command("CLUSTER SLOTS", **{"NEVER_DECODE": True}))
+        finally:
+            client.close()
+
+    def replica_of(self, primary: RedisProcess) -> RedisProcess:
+        """A replica of ``primary``, as the primary lists it."""
+        info = self.command(primary, "INFO", "replication")
+        assert isinstance(info, dict) and info.get("slave0"), f"{primary.port} has no replica"
+        port = int(info["slave0"]["port"])
+        return next(node for node in self.nodes if node.port == port)
+
+    def node_id(self, node: RedisProcess) -> str:
+        return str(self.command(node, "CLUSTER", "MYID"))
+
+    def wait_ok(self, timeout: float = 30) -> None:
+        """Until every live node says ``cluster_state:ok`` and they agree on the slots."""
+
+        def agreed() -> bool:
+            nodes = self.alive()
+            for node in nodes:
+                if "cluster_state:ok" not in str(self.command(node, "CLUSTER", "INFO")):
+                    return False
+            views = {
+                tuple(
+                    sorted(
+                        (first, last, int(owner[1])) for first, last, owner, *_ in self._slots(n)
+                    )
+                )
+                for n in nodes
+            }
+            return (
+                len(views) == 1 and sum(last - first + 1 for first, last, _ in views.pop()) == 16384
+            )
+
+        _wait_for(agreed, timeout, "the cluster's state ok")
+
+    def wait_failover(self, old: RedisProcess, slot: int, timeout: float = 30) -> RedisProcess:
+        """Until ``slot``'s primary is not ``old`` any more (killed: its replica took
+        over), the cluster ok; the new primary."""
+
+        def moved() -> bool:
+            self.wait_ok(timeout)
+            return self.primary_of(slot) is not old
+
+        _wait_for(moved, timeout, f"the failover of {old.port}")
+        return self.primary_of(slot)
+
+    def wait_replicated(self, primary: RedisProcess, timeout: float = 30) -> None:
+        """Until ``primary`` is a primary with a replica connected and in sync."""
+
+        def synced() -> bool:
+            info = self.command(primary, "INFO", "replication")
+            assert isinstance(info, dict)
+            return (
+                info["role"] == "master"
+                and int(info["connected_slaves"]) >= 1
+                and all(info[key]["state"] == "online" for key in info if key.startswith("slave"))
+            )
+
+        _wait_for(synced, timeout, f"a replica of {primary.port}")
+
+    def cleanup(self) -> None:
+        """Every node killed (their data is thrown away) and its folder removed."""
+        for node in self.nodes:
+            node.stop(kill=True)
+            node.cleanup()
+
+    def __enter__(self) -> RedisCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()

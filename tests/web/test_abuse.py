@@ -20,8 +20,10 @@ from support.servers import ServerProcess
 CODE = "BK1-C4-AAAAAAB"
 
 
-async def _running_race(server: ServerProcess, *names: str) -> tuple[dict, list[Racer]]:
-    created = await create_race(server.base, code=CODE)
+async def _running_race(
+    server: ServerProcess, *names: str, open_boards: bool = False
+) -> tuple[dict, list[Racer]]:
+    created = await create_race(server.base, code=CODE, open_boards=open_boards)
     racers = []
     for i, name in enumerate(names):
         racer = await Racer(server.ws_base, created["race_id"]).connect()
@@ -48,7 +50,8 @@ def fast_server():
 
 async def test_a_slow_client_is_dropped_and_delays_nobody(fast_server: ServerProcess) -> None:
     server = fast_server
-    created, (ann, bo) = await _running_race(server, "Ann", "Bo")
+    # Open boards: the spectator gets Ann's board after each of her actions.
+    created, (ann, bo) = await _running_race(server, "Ann", "Bo", open_boards=True)
     # A spectator that stops reading: a tiny receive buffer, and it never reads.
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)  # before connecting: no autotuning

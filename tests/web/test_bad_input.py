@@ -115,9 +115,10 @@ async def test_bad_race_creation_requests(server: ServerProcess) -> None:
             answer = await http.post("/api/races", json=body)
             assert answer.status_code == 400, body
             assert answer.json()["error"]["code"] == code
-        answer = await http.post("/api/races", content=b"{not json")
+        json_type = {"Content-Type": "application/json"}
+        answer = await http.post("/api/races", content=b"{not json", headers=json_type)
         assert answer.status_code == 400
-        answer = await http.post("/api/races", content=b"x" * 10000)
+        answer = await http.post("/api/races", content=b"x" * 10000, headers=json_type)
         assert answer.status_code == 413
 
 

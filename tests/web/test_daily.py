@@ -26,11 +26,14 @@ from boulanger.web.settings import Settings
 from support.racer import Racer
 from support.servers import RedisProcess, ServerProcess
 
-# Short countdowns, and a message budget a scripted winner on loopback cannot exceed.
+# Short countdowns, and a message budget a scripted winner on loopback cannot exceed;
+# no review, so that the scripted winner is ranked (tests/web/test_fair_play.py
+# has it held).
 FAST = {
     "BOULANGER_COUNTDOWN_MS": "300",
     "BOULANGER_MESSAGES_PER_SECOND": "100000",
     "BOULANGER_MESSAGE_BURST": "100000",
+    "BOULANGER_REVIEW_MIN_ACTIONS": "1000000",
 }
 
 
@@ -125,10 +128,11 @@ async def test_the_deal_of_the_day_and_of_past_days(daily_server: ServerProcess)
     par = catalog.lookup(code).par  # type: ignore[union-attr]
     assert answer.json() == {
         "date": today.isoformat(),
-        "code": str(code),
+        "code": None,  # today's deal is secret until the day ends
         "par": par,
         "next_at": d.next_at(today),
     }
+    assert (await _get(daily_server.base, f"/api/daily/{today}")).json() == answer.json()
     past = await _get(daily_server.base, "/api/daily/2026-01-01")
     assert past.json()["code"] == "BK1-C4-AAAAAZG"
     for path, status, code_ in [
@@ -178,7 +182,7 @@ async def test_first_attempt_is_ranked_later_ones_are_practice(
     ann, bo, cy = _key(), _key(), _key()
 
     first = await _attempt(base, ann)
-    assert first["ranked"] is True and first["code"] == str(d.game_code(today))
+    assert first["ranked"] is True and first["code"] is None
     # Asked again before a result: the same ranked race (a reload loses nothing).
     again = await _attempt(base, ann)
     assert (again["race_id"], again["host_key"], again["ranked"]) == (
@@ -212,6 +216,7 @@ async def test_first_attempt_is_ranked_later_ones_are_practice(
         "actions": len(winning_actions),
         "score": won["score"],
         "foundation_cards": 52,
+        "review": None,
     }
     assert [e["result"] for e in page["entries"]] == ["won", "resigned", "resigned"]
     assert [e["actions"] for e in page["entries"][1:]] == [0, 2]
@@ -221,23 +226,35 @@ async def test_first_attempt_is_ranked_later_ones_are_practice(
     for key in (ann, bo, cy):  # no player key, no hash of one
         assert key not in json.dumps(page) and secret_hash(key) not in json.dumps(page)
 
-    # The winner's standing, streak and share line; the record replays.
+    # The winner's standing, streak and share line (no code, no link).
     mine = (await _get(base, f"/api/daily/{today}/me", headers={"X-Player-Key": ann})).json()
     assert (mine["rank"], mine["total"], mine["streak"]) == (1, 3, 1)
     assert mine["entry"] == top
     assert mine["share"].startswith(f"Baker's Game daily {today}: won in ")
+    assert "BK1-" not in mine["share"] and "/race/" not in mine["share"]
     cys = (await _get(base, f"/api/daily/{today}/me", headers={"X-Player-Key": cy})).json()
     assert (cys["rank"], cys["streak"]) == (2, 0)
-    record = (await _get(base, f"/api/daily/{today}/records/{top['entry_id']}")).json()
-    assert record["code"] == first["code"] and len(record["actions"]) == len(winning_actions)
-    replayed = subprocess.run(
-        [sys.executable, "-m", "boulanger", "replay", "-"],
-        input=json.dumps(record),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert json.loads(replayed.stdout)["won"] is True
+    # Today's records are nobody's until the day ends (the first winner's is a solution).
+    refused = await _get(base, f"/api/daily/{today}/records/{top['entry_id']}")
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "not_yet")
+    if daily_server.broker_url.startswith("redis://"):  # kept, with times, and replays
+        broker = open_broker(daily_server.broker_url)
+        await broker.start()
+        try:
+            store = open_daily_store(broker, 90)
+            record = await store.game_record(today, top["entry_id"])
+        finally:
+            await broker.close()
+        assert record is not None and record["code"] == str(d.game_code(today))
+        assert len(record["actions"]) == len(winning_actions)
+        replayed = subprocess.run(
+            [sys.executable, "-m", "boulanger", "replay", "-"],
+            input=json.dumps(record),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert json.loads(replayed.stdout)["won"] is True
 
     # Later attempts are practice: a new race each time, never recorded.
     practice = await _attempt(base, ann)

@@ -28,8 +28,14 @@ async def test_snapshot_is_public_and_holds_no_secrets(server: ServerProcess) ->
         answer = await http.get(f"/api/races/{created['race_id']}")
         assert (await http.get("/api/races/unknown")).status_code == 404
     snapshot = answer.json()
-    assert snapshot["code"] == created["code"] and snapshot["state"] == "lobby"
+    # A dealt race: its code is nobody's until the start (tests/web/test_fair_play.py).
+    assert created["code"] is None and snapshot["code"] is None and snapshot["state"] == "lobby"
     assert [p["name"] for p in snapshot["players"]] == ["Ann"]
     text = answer.text
     assert ann.token not in text and created["host_key"] not in text and "token" not in text
+    await ann.start()
+    starting = await ann.wait_event("race_starting")
+    async with httpx.AsyncClient(base_url=server.base) as http:
+        running = (await http.get(f"/api/races/{created['race_id']}")).json()
+    assert running["code"] == starting["code"] and running["code"].startswith("BK1-C4-")
     await ann.close()

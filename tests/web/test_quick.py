@@ -84,8 +84,12 @@ async def test_quick_race_refuses_bad_input(quick_server: ServerProcess) -> None
             answer = await http.post("/api/quick", json=body)
             assert answer.status_code == 400, body
             assert answer.json()["error"]["code"] == "bad_message"
-        answer = await http.post("/api/quick", content=b"[1]")
-        assert answer.status_code == 400
+        json_type = {"Content-Type": "application/json"}
+        answer = await http.post("/api/quick", content=b"[1]", headers=json_type)
+        assert answer.status_code == 400 and answer.json()["error"]["code"] == "bad_message"
+        # A body not sent as JSON is refused before it is read, as for POST /api/races.
+        answer = await http.post("/api/quick", content=b'{"cells": 4}')
+        assert answer.status_code == 415 and answer.json()["error"]["code"] == "not_json"
         answer = await http.get("/api/quick")
         assert answer.status_code == 404 and answer.json()["error"]["code"] == "http"
 

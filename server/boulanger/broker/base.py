@@ -1,7 +1,8 @@
 """The broker: each race's ordered event log, and pub/sub fan-out between processes.
 
-Two implementations share this interface: :mod:`.memory` (embedded, one
-process, nothing to install) and :mod:`.redis` (shared by many processes).
+Three implementations share this interface: :mod:`.memory` (embedded, one
+process, nothing to install), :mod:`.redis` (shared by many processes) and
+:mod:`.cluster` (the same on a Redis Cluster, each race on its shard).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def race_channel(race_id: str) -> str:
 
 class Broker(abc.ABC):
     kind: str
+    # Replicas an append must reach before it counts as appended (see confirm()).
+    replica_wait = 0
 
     async def start(self) -> None:  # noqa: B027  (optional hook)
         """Connect; called once before use."""
@@ -59,6 +62,15 @@ class Broker(abc.ABC):
         nothing, when the condition fails. Raises :class:`BrokerUnavailable`.
         """
 
+    async def confirm(self, race_id: str, event: dict[str, Any]) -> bool:
+        """Whether ``event`` (as :meth:`read` returned it) is in the log, durable as an
+        acknowledged append is; raises :class:`BrokerUnavailable` when that cannot be told.
+
+        An event found in the log is on the primary, which is all an append
+        promises without a replica wait: only a broker with one has to check.
+        """
+        return True
+
     @abc.abstractmethod
     async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
         """The events with ``seq`` greater than ``after``, in order."""
@@ -75,8 +87,13 @@ class Broker(abc.ABC):
     async def publish(self, channel: str, data: str) -> None: ...
 
 
-def open_broker(url: str | None) -> Broker:
-    """A broker chosen by URL: ``memory://`` (the default) or ``redis://host:port/db``."""
+def open_broker(url: str | None, replica_wait: int = 0) -> Broker:
+    """A broker chosen by URL: ``memory://`` (the default), ``redis://host:port/db``
+    or ``redis-cluster://host:port[,host:port...]``.
+
+    ``replica_wait``: replicas an append must reach before it is acknowledged
+    (Redis brokers only; ``WAIT``).
+    """
     if not url or url.startswith("memory:"):
         from .memory import MemoryBroker
 
@@ -84,5 +101,12 @@ def open_broker(url: str | None) -> Broker:
     if url.startswith(("redis://", "rediss://", "unix://")):
         from .redis import RedisBroker
 
-        return RedisBroker(url)
-    raise ValueError(f"unknown broker URL {url!r}: use memory:// or redis://host:port")
+        return RedisBroker(url, replica_wait=replica_wait)
+    if url.startswith("redis-cluster://"):
+        from .cluster import RedisClusterBroker
+
+        return RedisClusterBroker(url, replica_wait=replica_wait)
+    raise ValueError(
+        f"unknown broker URL {url!r}: use memory://, redis://host:port "
+        "or redis-cluster://host:port[,host:port...]"
+    )

@@ -32,7 +32,10 @@ entries kept for 90 days asks for.
 
 Results are recorded once per player key and day: the first write wins, and
 writing again answers the entry already there (the race's on-over hook may
-run more than once, in any process).
+run more than once, in any process). An entry held for review
+(``DailyEntry.review``) is kept with its game record and shown to its player,
+but stays out of the board (and so has no rank), is not published and does
+not count as a day won.
 """
 
 from __future__ import annotations
@@ -124,7 +127,7 @@ class DailyStore(abc.ABC):
     ) -> Recorded:
         """Record the player's result and game record, unless recorded already (first wins).
 
-        A new entry is published on :func:`daily_channel`.
+        A new entry is published on :func:`daily_channel`, unless it is held.
         """
 
     @abc.abstractmethod
@@ -165,7 +168,7 @@ def _check_page(offset: int, limit: int) -> None:
 
 def open_daily_store(broker: Broker, retention_days: int) -> DailyStore:
     """The daily store that goes with ``broker``."""
-    if broker.kind == "redis":
+    if broker.kind in ("redis", "redis-cluster"):
         return RedisDailyStore(broker, retention_days)
     return MemoryDailyStore(broker, retention_days)
 
@@ -237,6 +240,8 @@ class MemoryDailyStore(DailyStore):
         found.players[key_hash] = key
         found.entries[entry_id] = entry
         found.records[entry_id] = json.dumps(record, separators=(",", ":"))
+        if entry.review is not None:  # held: kept, off the board
+            return Recorded(True, self._ranked(found, key))
         bisect.insort(found.board, key)
         if entry.result == WON:
             self.data.won.setdefault(key_hash, set()).add(day)
@@ -247,8 +252,9 @@ class MemoryDailyStore(DailyStore):
     @staticmethod
     def _ranked(found: _Day, key: str) -> RankedEntry:
         entry_id = entry_id_of(key)
-        rank = bisect.bisect_left(found.board, key) + 1
-        return RankedEntry(rank, entry_id, found.entries[entry_id])
+        at = bisect.bisect_left(found.board, key)
+        on_board = at < len(found.board) and found.board[at] == key
+        return RankedEntry(at + 1 if on_board else None, entry_id, found.entries[entry_id])
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
         _check_page(offset, limit)
@@ -281,21 +287,25 @@ class MemoryDailyStore(DailyStore):
 
 # KEYS: players, board, entries, records, ids; ARGV: key hash,
 # ranking key prefix (without the id), entry JSON, record JSON, expire-at ms,
-# channel, date.
+# channel, date, "1" when the entry is held for review (kept off the board).
+# Answers created (0/1), ranking key, rank from 0 (-1: not on the board).
 _RECORD = """
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if existing then
-  return {0, existing, redis.call('ZRANK', KEYS[2], existing)}
+  return {0, existing, redis.call('ZRANK', KEYS[2], existing) or -1}
 end
 local id = redis.call('INCR', KEYS[5])
 local key = ARGV[2] .. string.format('%010d', id)
 redis.call('HSET', KEYS[1], ARGV[1], key)
-redis.call('ZADD', KEYS[2], 0, key)
 redis.call('HSET', KEYS[3], id, ARGV[3])
 redis.call('HSET', KEYS[4], id, ARGV[4])
-local rank = redis.call('ZRANK', KEYS[2], key)
-redis.call('PUBLISH', ARGV[6], '{"date":"' .. ARGV[7] .. '","entry_id":' .. id ..
-  ',"rank":' .. (rank + 1) .. ',"entry":' .. ARGV[3] .. '}')
+local rank = -1
+if ARGV[8] ~= '1' then
+  redis.call('ZADD', KEYS[2], 0, key)
+  rank = redis.call('ZRANK', KEYS[2], key)
+  redis.call('PUBLISH', ARGV[6], '{"date":"' .. ARGV[7] .. '","entry_id":' .. id ..
+    ',"rank":' .. (rank + 1) .. ',"entry":' .. ARGV[3] .. '}')
+end
 for i = 1, 5 do redis.call('PEXPIREAT', KEYS[i], ARGV[5]) end
 return {1, key, rank}
 """
@@ -340,7 +350,11 @@ class RedisDailyStore(DailyStore):
     def __init__(self, broker: Broker, retention_days: int) -> None:
         super().__init__(retention_days)
         self.redis: Any = broker.redis  # type: ignore[attr-defined]
-        self._record = self.redis.register_script(_RECORD)
+        # On a cluster, published with sharded pub/sub, as the broker subscribes.
+        sharded = broker.kind == "redis-cluster"
+        self._record = self.redis.register_script(
+            _RECORD.replace("'PUBLISH'", "'SPUBLISH'") if sharded else _RECORD
+        )
         self._page = self.redis.register_script(_PAGE)
 
     async def claim_attempt(self, day: date, key_hash: str, race_id: str) -> str:
@@ -377,18 +391,20 @@ class RedisDailyStore(DailyStore):
             expire,
             daily_channel(day),
             day.isoformat(),
+            "1" if entry.review is not None else "0",
         ]
         try:
             created, key, rank = await self._record(keys=keys, args=args)
             key = str(key)
+            place = None if int(rank) < 0 else int(rank) + 1
             if created:
-                ranked = RankedEntry(int(rank) + 1, entry_id_of(key), entry)
+                ranked = RankedEntry(place, entry_id_of(key), entry)
             else:
                 stored = await self.redis.hget(keys[2], str(entry_id_of(key)))
                 ranked = RankedEntry(
-                    int(rank) + 1, entry_id_of(key), DailyEntry.from_dict(json.loads(stored))
+                    place, entry_id_of(key), DailyEntry.from_dict(json.loads(stored))
                 )
-            if ranked.entry.result == WON:
+            if ranked.entry.result == WON and ranked.entry.review is None:
                 # Another shard in a cluster: not in the script; idempotent, so a
                 # repeated hook run after a crash in between still adds it.
                 async with self.redis.pipeline(transaction=False) as pipe:
@@ -426,9 +442,10 @@ class RedisDailyStore(DailyStore):
                 rank, text = await pipe.execute()
         except (RedisError, OSError) as error:
             raise BrokerUnavailable(str(error)) from error
-        if rank is None or text is None:
+        if text is None:
             return None
-        return RankedEntry(int(rank) + 1, entry_id, DailyEntry.from_dict(json.loads(text)))
+        place = None if rank is None else int(rank) + 1  # None: held, off the board
+        return RankedEntry(place, entry_id, DailyEntry.from_dict(json.loads(text)))
 
     async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None:
         try:

@@ -4,7 +4,8 @@
 every complete reply, keeping an incomplete tail for the next
 :meth:`~RespReader.feed`. It is the subscriber side of the Redis broker,
 where a reply is almost always a pub/sub push
-(``*3\\r\\n$7\\r\\nmessage\\r\\n$N\\r\\n<channel>\\r\\n$M\\r\\n<data>\\r\\n``): it
+(``*3\\r\\n$7\\r\\nmessage\\r\\n$N\\r\\n<channel>\\r\\n$M\\r\\n<data>\\r\\n``, or
+``smessage`` for sharded pub/sub, as the reader is told): it
 works with ``bytes.find`` and slices over the whole buffer, never byte by
 byte, and copies nothing but the payloads it returns.
 
@@ -39,8 +40,6 @@ class ProtocolError(Exception):
 Reply: TypeAlias = "bytes | int | str | ReplyError | list[Reply] | None"
 
 _CRLF = b"\r\n"
-_PUSH = b"*3\r\n$7\r\nmessage\r\n$"  # a pub/sub push, up to its channel's length
-_PUSH_LENGTH = len(_PUSH)
 _BULK = ord("$")
 _ARRAY = ord("*")
 _INTEGER = ord(":")
@@ -111,11 +110,18 @@ def _parse(buf: bytes, pos: int) -> tuple[Reply, int]:
 
 
 class RespReader:
-    """Incremental RESP2 parsing: :meth:`feed` bytes, get the complete replies back."""
+    """Incremental RESP2 parsing: :meth:`feed` bytes, get the complete replies back.
 
-    __slots__ = ("_chunks", "_need", "_size")
+    ``push`` names the pub/sub push read on the fast path: ``b"message"``
+    (``SUBSCRIBE``) or ``b"smessage"`` (``SSUBSCRIBE``, Redis Cluster).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_chunks", "_need", "_push", "_push_head", "_size")
+
+    def __init__(self, push: bytes = b"message") -> None:
+        self._push = push
+        # A push, up to its channel's length: ``*3\r\n$7\r\nmessage\r\n$``.
+        self._push_head = b"*3\r\n$%d\r\n%s\r\n$" % (len(push), push)
         # The bytes of an incomplete reply, kept as chunks until there are at
         # least ``_need`` of them: a large payload arriving in many pieces is
         # joined once, not once per piece.
@@ -140,14 +146,16 @@ class RespReader:
         append = replies.append
         find = data.find
         startswith = data.startswith
+        push, push_head = self._push, self._push_head
+        push_length = len(push_head)
         pos = 0
         end = len(data)
         try:
             while pos < end:
                 # The common case inline: a complete pub/sub push. Anything
                 # else, or a push that is cut short, goes the general way.
-                if startswith(_PUSH, pos):
-                    head = pos + _PUSH_LENGTH
+                if startswith(push_head, pos):
+                    head = pos + push_length
                     eol = find(_CRLF, head)
                     if eol >= 0:
                         start = eol + 2
@@ -159,7 +167,7 @@ class RespReader:
                                 first = eol + 2
                                 last = first + int(data[head:eol])
                                 if last >= first and startswith(_CRLF, last):
-                                    append([b"message", data[start:stop], data[first:last]])
+                                    append([push, data[start:stop], data[first:last]])
                                     pos = last + 2
                                     continue
                 reply, pos = _parse(data, pos)

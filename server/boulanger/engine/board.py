@@ -6,20 +6,30 @@ The board checks and applies moves; it knows nothing of history or score
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from .cards import ALL_CARDS, CARDS, Card, Suit, parse_card
-from .codes import GameCode
+from .codes import CELL_COUNTS, CELL_COUNTS_TEXT, GameCode
 from .deal import deal_columns
 from .errors import IllegalMoveError, InvalidNotationError
-from .moves import COLUMN_COUNT, FIRST_CELL, FOUNDATION, PLACE_INDEX, PLACE_NAMES, Move
-
-# Every move as a shared immutable value: _MOVES[src][dst][count - 1].
-_MOVES: list[list[list[Move]]] = [
-    [[Move(src, dst, count) for count in range(1, 14)] for dst in PLACE_NAMES]
-    for src in PLACE_NAMES
-]
+from .moves import (
+    COLUMN_COUNT,
+    FIRST_CELL,
+    FOUNDATION,
+    MAX_CELLS,
+    MOVES,
+    PLACE_INDEX,
+    PLACE_NAMES,
+    STEPS,
+    Move,
+    Step,
+)
 
 # Foundations are shown in the rules' order: spades, hearts, diamonds, clubs.
 _SHOWN_SUITS = (Suit.SPADES, Suit.HEARTS, Suit.DIAMONDS, Suit.CLUBS)
+
+# A move as move generation hands it out: a Move or a Step.
+_M = TypeVar("_M")
 
 
 def group_capacity(free_cells: int, empty_columns: int) -> int:
@@ -28,6 +38,14 @@ def group_capacity(free_cells: int, empty_columns: int) -> int:
     ``empty_columns`` must not count the target column when it is empty.
     """
     return (free_cells + 1) << empty_columns
+
+
+# group_capacity(free, empty) for every board, looked up by the hot loops of
+# move generation (a call there costs more than the formula).
+CAPACITY: tuple[tuple[int, ...], ...] = tuple(
+    tuple(group_capacity(free, empty) for empty in range(COLUMN_COUNT + 1))
+    for free in range(MAX_CELLS + 1)
+)
 
 
 class Board:
@@ -48,9 +66,11 @@ class Board:
 
     @classmethod
     def deal(cls, code: GameCode) -> Board:
+        """The starting position of a game code: its deal, its cells empty."""
         return cls(deal_columns(code.deal), [None] * code.cells, [0, 0, 0, 0])
 
     def copy(self) -> Board:
+        """An independent copy (lists copied, cards shared: they are immutable)."""
         return Board([list(c) for c in self.columns], list(self.cells), list(self.foundations))
 
     def __eq__(self, other: object) -> bool:
@@ -71,13 +91,16 @@ class Board:
 
     @property
     def foundation_cards(self) -> int:
+        """How many cards are on the foundations."""
         return sum(self.foundations)
 
     @property
     def won(self) -> bool:
+        """Every card is on its foundation."""
         return sum(self.foundations) == 52
 
     def foundation_top(self, suit: Suit) -> Card | None:
+        """The top card of a suit's foundation, or None while it is empty."""
         rank = self.foundations[suit]
         return CARDS[rank * 4 + suit] if rank else None
 
@@ -162,7 +185,7 @@ class Board:
             else:
                 empty -= 1  # the target cannot be a waypoint to itself
             if count > 1:
-                cap = (cells.count(None) + 1) << empty
+                cap = group_capacity(cells.count(None), empty)
                 if count > cap:
                     raise IllegalMoveError(f"group of {count} cards exceeds capacity {cap}")
         return card
@@ -196,11 +219,18 @@ class Board:
 
     def legal_moves(self) -> list[Move]:
         """Every legal move, group moves of every legal length included."""
-        moves: list[Move] = []
+        return self._generate(MOVES)
+
+    def legal_steps(self) -> list[Step]:
+        """:meth:`legal_moves` as steps (place indexes), in the same order."""
+        return self._generate(STEPS)
+
+    def _generate(self, table: tuple[tuple[tuple[_M, ...], ...], ...]) -> list[_M]:
+        """Every legal move, taken from ``table`` (``MOVES`` or ``STEPS``)."""
+        moves: list[_M] = []
         append = moves.append
         columns = self.columns
         foundations = self.foundations
-        table = _MOVES
         empty_cols = [i for i, col in enumerate(columns) if not col]
         free_cells = [FIRST_CELL + i for i, held in enumerate(self.cells) if held is None]
         # Each card goes on at most one column top: the same suit, one rank higher.
@@ -218,9 +248,9 @@ class Board:
                 append(row[e][0])
             for f in free_cells:
                 append(row[f][0])
-        free = len(free_cells)
-        cap_occupied = (free + 1) << len(empty_cols)
-        cap_empty = (free + 1) << max(len(empty_cols) - 1, 0)
+        capacity = CAPACITY[len(free_cells)]
+        cap_occupied = capacity[len(empty_cols)]
+        cap_empty = capacity[max(len(empty_cols) - 1, 0)]
         for s, col in enumerate(columns):
             if not col:
                 continue
@@ -258,11 +288,11 @@ class Board:
         frontier = [self]
         while frontier:
             board = frontier.pop()
-            for move in board.legal_moves():
-                if board.is_pointless(move):
+            for src, dst, count in board.legal_steps():
+                if board._renames(src, dst, count):
                     continue
                 nxt = board.copy()
-                nxt.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+                nxt.apply(src, dst, count)
                 # Judged as soon as it is made: most searches end at the first few.
                 if nxt._foundation_near():
                     return True
@@ -285,17 +315,13 @@ class Board:
         board = self.copy()
         for _ in range(52):
             columns = board.columns
-            move = next(
-                (
-                    m
-                    for m in board.legal_moves()
-                    if m.dst.startswith("col") and columns[PLACE_INDEX[m.dst]]
-                ),
+            step = next(
+                (s for s in board.legal_steps() if s[1] < FIRST_CELL and columns[s[1]]),
                 None,
             )
-            if move is None:
+            if step is None:
                 return False
-            board.apply(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+            board.apply(*step)
             if board._foundation_near():
                 return True
         return False
@@ -325,6 +351,7 @@ class Board:
         return False
 
     def _shape(self) -> tuple[object, ...]:
+        """The position up to the order of columns and of cells."""
         cells = sorted(c for c in self.cells if c is not None)
         return (tuple(sorted(tuple(col) for col in self.columns)), tuple(cells))
 
@@ -333,12 +360,17 @@ class Board:
 
         Cell to cell, and a whole column into an empty column.
         """
-        if move.src.startswith("cell") and move.dst.startswith("cell"):
-            return True
-        if move.src.startswith("col") and move.dst.startswith("col"):
-            src = self.columns[int(move.src[3:]) - 1]
-            return len(src) == move.count and not self.columns[int(move.dst[3:]) - 1]
-        return False
+        return self._renames(PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+
+    def _renames(self, src: int, dst: int, count: int) -> bool:
+        """:meth:`is_pointless` of a step."""
+        if src >= FOUNDATION or dst >= FOUNDATION:
+            return False
+        if src >= FIRST_CELL:
+            return dst >= FIRST_CELL
+        if dst >= FIRST_CELL:
+            return False
+        return len(self.columns[src]) == count and not self.columns[dst]
 
     # -- text form -----------------------------------------------------
 
@@ -381,8 +413,8 @@ class Board:
                 raise InvalidNotationError(f"foundation {suit.name.lower()} cannot hold {top}")
             foundations[suit] = top.rank
             seen.extend(Card.of(rank, suit) for rank in range(1, top.rank + 1))
-        if len(fields[1]) not in (1, 2, 4):
-            raise InvalidNotationError("cells line needs 4, 2 or 1 entries")
+        if len(fields[1]) not in CELL_COUNTS:
+            raise InvalidNotationError(f"cells line needs {CELL_COUNTS_TEXT} entries")
         cells = [None if entry == "--" else parse_card(entry) for entry in fields[1]]
         seen.extend(c for c in cells if c is not None)
         columns = [[parse_card(entry) for entry in entries] for entries in fields[2:]]

@@ -16,6 +16,8 @@ RANK_CHARS = "A23456789TJQK"
 
 
 class Suit(enum.IntEnum):
+    """The four suits, numbered in Microsoft's order (the deal depends on it)."""
+
     CLUBS = 0
     DIAMONDS = 1
     HEARTS = 2
@@ -23,10 +25,12 @@ class Suit(enum.IntEnum):
 
     @property
     def letter(self) -> str:
+        """The suit's letter in card notation: ``"C"``, ``"D"``, ``"H"``, ``"S"``."""
         return "CDHS"[self]
 
     @property
     def symbol(self) -> str:
+        """The suit's symbol, for people: ``"♣"`` .. ``"♠"``."""
         return "♣♦♥♠"[self]
 
 
@@ -40,10 +44,12 @@ class Card(int):
 
     @property
     def rank(self) -> int:
+        """1 (ace) to 13 (king)."""
         return int(self) >> 2
 
     @property
     def suit(self) -> Suit:
+        """The card's suit."""
         return Suit(int(self) & 3)
 
     def __str__(self) -> str:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .errors import InvalidCodeError
 
+
+def _either(choices: Iterable[object]) -> str:
+    """``"4, 2 or 1"``: the choices, for a message."""
+    *head, last = map(str, choices)
+    return f"{', '.join(head)} or {last}" if head else last
+
+
 PREFIX = "BK1"
 CELL_COUNTS = (4, 2, 1)
+CELL_COUNTS_TEXT = _either(CELL_COUNTS)
+# The cell part of a code ("C4") and the cell count it names.
+_CELL_PARTS = {f"C{cells}": cells for cells in CELL_COUNTS}
 MAX_DEAL = 2**31 - 1
 # RFC 4648 base 32: A=0 .. Z=25, 2=26 .. 7=31.
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -23,7 +34,7 @@ class GameCode:
 
     def __post_init__(self) -> None:
         if self.cells not in CELL_COUNTS:
-            raise InvalidCodeError(f"cell count must be 4, 2 or 1, not {self.cells}")
+            raise InvalidCodeError(f"cell count must be {CELL_COUNTS_TEXT}, not {self.cells}")
         if not 1 <= self.deal <= MAX_DEAL:
             raise InvalidCodeError(f"deal number must be 1 .. {MAX_DEAL}, not {self.deal}")
 
@@ -48,8 +59,10 @@ class GameCode:
         prefix, cells, number = parts
         if prefix != PREFIX:
             raise InvalidCodeError(f"{text!r} has unknown prefix {prefix!r}: expected {PREFIX!r}")
-        if cells not in ("C4", "C2", "C1"):
-            raise InvalidCodeError(f"{text!r} has cell part {cells!r}: expected C4, C2 or C1")
+        if cells not in _CELL_PARTS:
+            raise InvalidCodeError(
+                f"{text!r} has cell part {cells!r}: expected {_either(_CELL_PARTS)}"
+            )
         if len(number) != _DIGITS:
             raise InvalidCodeError(
                 f"{text!r} has {len(number)} deal characters: expected {_DIGITS}"
@@ -64,7 +77,7 @@ class GameCode:
             deal = deal * 32 + digit
         if not 1 <= deal <= MAX_DEAL:
             raise InvalidCodeError(f"{text!r} names deal {deal}: valid deals are 1 .. {MAX_DEAL}")
-        return cls(deal, int(cells[1]))
+        return cls(deal, _CELL_PARTS[cells])
 
     def __str__(self) -> str:
         chars = []

@@ -6,9 +6,9 @@ import enum
 from collections import deque
 from typing import Any
 
-from .board import _MOVES, Board
+from .board import Board
 from .cards import Card, parse_card
-from .codes import GameCode
+from .codes import CELL_COUNTS, GameCode
 from .errors import (
     EngineError,
     IllegalMoveError,
@@ -17,24 +17,27 @@ from .errors import (
     NothingToUndoError,
     RecordError,
 )
-from .moves import FIRST_CELL, FOUNDATION, PLACE_NAMES, Move, place_index
+from .moves import FIRST_CELL, FOUNDATION, MOVES, PLACE_NAMES, Move, move_of, place_index
 
 UNDO_LIMIT = 100
 # Positions searched at most to tell a dead end (see Status.DEAD_END).
 DEAD_END_SEARCH = 24
 
-# Place name -> index for each cell count (removed cells are not places).
+# Place name -> index for each cell count (removed cells are not places): the
+# edge where a move's names become indexes.
 _PLACES: dict[int, dict[str, int]] = {
     cells: {
         name: i for i, name in enumerate(PLACE_NAMES) if not FIRST_CELL + cells <= i < FOUNDATION
     }
-    for cells in (1, 2, 3, 4)
+    for cells in CELL_COUNTS
 }
 FOUNDATION_POINTS = 10
 CELL_TO_COLUMN_POINTS = 5
 
 
-class Status(enum.Enum):
+class Status(enum.StrEnum):
+    """Where a game stands; the value is its wire form (``"dead_end"``)."""
+
     PLAYING = "playing"
     WON = "won"
     # No legal move at all.
@@ -70,15 +73,22 @@ class Game:
 
     @property
     def actions(self) -> int:
+        """How many actions were taken, undos included."""
         return len(self.history)
 
     @property
     def foundation_cards(self) -> int:
+        """How many cards are on the foundations."""
         return self.board.foundation_cards
 
     @property
+    def undo_depth(self) -> int:
+        """How many actions can still be undone (0: none)."""
+        return len(self._undo)
+
+    @property
     def can_undo(self) -> int:
-        """How many actions can still be undone."""
+        """The former name of :attr:`undo_depth` (an int, not a bool), kept for its callers."""
         return len(self._undo)
 
     # -- actions -------------------------------------------------------
@@ -132,7 +142,7 @@ class Game:
             self.board.apply(dst, src, count)
         self.score = max(0, self.score - points)
         self.history.append(None)
-        return _MOVES[src][dst][count - 1]
+        return MOVES[src][dst][count - 1]  # move_of, without a call: undo is hot
 
     def tap(self, card: Card | str) -> Move:
         """A single tap: send the card to its foundation when legal."""
@@ -164,18 +174,18 @@ class Game:
         raise IllegalMoveError(f"{card} is on its foundation")
 
     def tap_move(self, card: Card | str) -> Move | None:
+        """The move a single tap makes (to the foundation), or None when it is not legal."""
         src, depth = self.locate(card)
-        if depth != 1:
+        if depth != 1 or not self._legal(src, FOUNDATION, 1):
             return None
-        move = Move(PLACE_NAMES[src], "foundation")
-        return move if self._legal(src, FOUNDATION, 1) else None
+        return move_of(src, FOUNDATION)
 
     def double_tap_move(self, card: Card | str) -> Move | None:
         """Foundation, then the longest accepting column, an empty column, a free cell; ties leftmost."""
         src, count = self.locate(card)
         board = self.board
         if count == 1 and self._legal(src, FOUNDATION, 1):
-            return Move(PLACE_NAMES[src], "foundation")
+            return move_of(src, FOUNDATION)
         best = None
         for i, col in enumerate(board.columns):
             longer = best is None or len(col) > len(board.columns[best])
@@ -192,7 +202,7 @@ class Game:
             )
         if best is None and count == 1 and src < FIRST_CELL:
             best = next((FIRST_CELL + i for i, c in enumerate(board.cells) if c is None), None)
-        return None if best is None else Move(PLACE_NAMES[src], PLACE_NAMES[best], count)
+        return None if best is None else move_of(src, best, count)
 
     def _legal(self, src: int, dst: int, count: int) -> bool:
         try:
@@ -204,10 +214,22 @@ class Game:
     # -- state ---------------------------------------------------------
 
     def legal_moves(self) -> list[Move]:
+        """Every legal move now (see :meth:`Board.legal_moves`)."""
         return self.board.legal_moves()
 
     @property
     def status(self) -> Status:
+        """The convenience form of :meth:`compute_status`: every read computes it again.
+
+        It may search (tens of microseconds): read it once per action.
+        """
+        return self.compute_status()
+
+    def compute_status(self) -> Status:
+        """Judge the position: won, stuck, a dead end (a bounded search) or playing.
+
+        Not cached: the caller keeps the answer until the next action.
+        """
         if self.board.won:
             return Status.WON
         moves = self.board.legal_moves()
@@ -233,15 +255,26 @@ class Game:
 
     @classmethod
     def from_record(cls, record: Any) -> Game:
-        """Replay a game record; raise :class:`RecordError` naming the first bad action."""
+        """Replay a game record; raise :class:`RecordError` naming the first bad action.
+
+        An action may carry ``"t"`` (ms from the race's start when the server
+        accepted it): times must be whole, from 0 and never go back; the
+        replay otherwise ignores them.
+        """
         if not isinstance(record, dict) or not isinstance(record.get("actions"), list):
             raise RecordError(0, 'a record is {"code": "BK1-...", "actions": [...]}')
         try:
             game = cls(record.get("code"))  # type: ignore[arg-type]
         except EngineError as error:
             raise RecordError(0, str(error)) from None
+        last_t = 0
         for index, action in enumerate(record["actions"], start=1):
             try:
+                if isinstance(action, dict) and "t" in action:
+                    # When the server accepted the action (ms since the race's
+                    # start): checked for order, otherwise not part of the rules.
+                    last_t = _action_time(action["t"], last_t)
+                    action = {k: v for k, v in action.items() if k != "t"}
                 game.apply_action(action)
             except EngineError as error:
                 raise RecordError(index, str(error)) from None
@@ -257,6 +290,15 @@ class Game:
             self.undo()
         else:
             self.play(Move.from_dict(action))
+
+
+def _action_time(t: Any, last: int) -> int:
+    """A record action's ``t``: a whole number of ms, never before the previous one."""
+    if not isinstance(t, int) or isinstance(t, bool) or t < 0:
+        raise InvalidNotationError(f"t must be a whole number of ms from 0, not {t!r}")
+    if t < last:
+        raise InvalidNotationError(f"t {t} goes back in time (the action before it has t {last})")
+    return t
 
 
 def _card(card: Card | str) -> Card:

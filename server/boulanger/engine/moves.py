@@ -2,7 +2,10 @@
 
 Places are named as players see them, 1-based: ``col1`` .. ``col8``,
 ``cell1`` .. ``cellN`` and ``foundation``. Inside the engine a place is an
-index: columns 0..7, cells 8..11, the foundation 12.
+index: columns 0..7, cells 8..11, the foundation 12, and a move is a
+:data:`Step` of indexes. Names appear only at the edges: parsing a move
+(:meth:`Move.parse`, :meth:`Move.from_dict`, :func:`place_index`), and
+showing one (``str(move)``, :meth:`Move.to_dict`, :func:`move_of`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ COLUMN_COUNT = 8
 MAX_CELLS = 4
 FIRST_CELL = 8
 FOUNDATION = 12
+# The longest group a move can carry: a same-suit run, ace to king.
+LONGEST_RUN = 13
 
 PLACE_NAMES: tuple[str, ...] = (
     *(f"col{i}" for i in range(1, COLUMN_COUNT + 1)),
@@ -35,8 +40,16 @@ def place_index(name: str, cells: int = MAX_CELLS) -> int:
     return index
 
 
+# A move as the engine works with it: (source index, destination index, count).
+Step = tuple[int, int, int]
+
+
 class Move(NamedTuple):
-    """Move ``count`` cards from the place ``src`` to the place ``dst``."""
+    """Move ``count`` cards from the place ``src`` to the place ``dst``, by name.
+
+    The form players and records see; the engine checks and applies the
+    :data:`Step` of the same move.
+    """
 
     src: str
     dst: str
@@ -84,7 +97,34 @@ class Move(NamedTuple):
         return move
 
     def to_dict(self) -> dict[str, Any]:
+        """The dict form, as game records and the wire carry it."""
         return {"src": self.src, "dst": self.dst, "count": self.count}
 
 
-_INTERNED: dict[tuple[str, str, int], Move] = {}
+# Every move a board can make, built once and shared: MOVES[src][dst][count - 1]
+# is the Move and STEPS[src][dst][count - 1] the Step of the same move. Tables
+# indexed like this let move generation pick a ready value instead of building one.
+MOVES: tuple[tuple[tuple[Move, ...], ...], ...] = tuple(
+    tuple(
+        tuple(Move(src, dst, count) for count in range(1, LONGEST_RUN + 1)) for dst in PLACE_NAMES
+    )
+    for src in PLACE_NAMES
+)
+STEPS: tuple[tuple[tuple[Step, ...], ...], ...] = tuple(
+    tuple(
+        tuple((src, dst, count) for count in range(1, LONGEST_RUN + 1))
+        for dst in range(len(PLACE_NAMES))
+    )
+    for src in range(len(PLACE_NAMES))
+)
+# from_dict hands out the same values as the tables.
+_INTERNED: dict[tuple[str, str, int], Move] = {
+    move: move for row in MOVES for moves in row for move in moves
+}
+
+
+def move_of(src: int, dst: int, count: int = 1) -> Move:
+    """The named move of place indexes: a step shown to players, or recorded."""
+    if count <= LONGEST_RUN:
+        return MOVES[src][dst][count - 1]
+    return Move(PLACE_NAMES[src], PLACE_NAMES[dst], count)

@@ -24,10 +24,28 @@ list, the deal of a date never depends on the catalog's state; the catalog
 only provides the par (a test checks that every pool deal is in it). To use
 more deals some day, keep the formula for the dates already played and
 switch to a new pool from a new first day.
+
+**A secret schedule.** That formula is public, so anyone can work out the
+deal of any date, and solve it, before the day begins. A server given a
+*daily secret* (``BOULANGER_DAILY_SECRET``, the same for all its processes)
+orders each run of ``len(POOL)`` days by the secret instead::
+
+    deal_number(day) = POOL[order(cycle)[day_number(day) % len(POOL)]]
+
+where ``cycle = day_number(day) // len(POOL)`` and ``order(cycle)`` sorts the
+positions ``0 .. len(POOL) - 1`` by ``HMAC-SHA256(secret, "cycle:position")``:
+still a permutation (no deal comes back within a cycle), the same in every
+process and after restarts, and unknowable without the secret, even to
+someone who has seen every deal so far. Setting or changing the secret
+changes the deal of every date, past ones included: set it once, before the
+first day is played.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import hmac
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -36,6 +54,7 @@ from typing import Any, ClassVar
 
 from ..engine import GameCode
 from . import protocol as p
+from .review import review_wire
 from .standings import Standing
 
 CELLS = 4
@@ -126,6 +145,11 @@ def today(now_ms: int) -> date:
     return datetime.fromtimestamp(now_ms / 1000, UTC).date()
 
 
+def day_over(text: str, now_ms: int) -> bool:
+    """Whether the day ``text`` (``YYYY-MM-DD``) has ended at ``now_ms``."""
+    return today(now_ms) > parse_date(text)
+
+
 def day_start_ms(day: date) -> int:
     """Midnight UTC at the start of ``day``, in epoch milliseconds."""
     return (day - date(1970, 1, 1)).days * DAY_MS
@@ -146,17 +170,31 @@ def day_number(day: date) -> int:
     return (day - FIRST_DAY).days
 
 
-def deal_number(day: date) -> int:
-    """The deal of ``day`` (see the module docstring)."""
+def deal_number(day: date, secret: str = "") -> int:
+    """The deal of ``day``: the public schedule, or the secret one (see the module docstring)."""
     number = day_number(day)
     if number < 0:
         raise DateError(f"no daily challenge before {FIRST_DAY.isoformat()}, not {day}")
+    if secret:
+        cycle, position = divmod(number, len(POOL))
+        return POOL[_secret_order(secret, cycle)[position]]
     return POOL[(number * STRIDE + OFFSET) % len(POOL)]
 
 
-def game_code(day: date) -> GameCode:
+@functools.lru_cache(maxsize=4)
+def _secret_order(secret: str, cycle: int) -> tuple[int, ...]:
+    """The pool's positions in the order of one cycle of the secret schedule."""
+    key = secret.encode()
+
+    def mark(position: int) -> bytes:
+        return hmac.new(key, f"{cycle}:{position}".encode(), hashlib.sha256).digest()
+
+    return tuple(sorted(range(len(POOL)), key=mark))
+
+
+def game_code(day: date, secret: str = "") -> GameCode:
     """The game code of ``day``'s challenge."""
-    return GameCode(deal_number(day), CELLS)
+    return GameCode(deal_number(day, secret), CELLS)
 
 
 # -- entries and the leaderboard order ----------------------------------
@@ -170,7 +208,9 @@ class DailyEntry:
     """One player's result on a day: what the leaderboard shows.
 
     ``time_ms`` runs from the race's ``start_at`` to the win or the resign
-    (the time limit for a game still open when the limit passed).
+    (the time limit for a game still open when the limit passed). ``review``
+    is why the result is held (boulanger.race.review): a held entry is kept,
+    and shown to its player, but stays off the leaderboard.
     """
 
     name: str
@@ -179,9 +219,11 @@ class DailyEntry:
     actions: int
     score: int
     foundation_cards: int
+    review: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The stored form (``review`` only when held)."""
+        data: dict[str, Any] = {
             "name": self.name,
             "result": self.result,
             "time_ms": self.time_ms,
@@ -189,9 +231,13 @@ class DailyEntry:
             "score": self.score,
             "foundation_cards": self.foundation_cards,
         }
+        if self.review is not None:
+            data["review"] = self.review
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DailyEntry:
+        review = data.get("review")
         return cls(
             name=str(data["name"]),
             result=str(data["result"]),
@@ -199,6 +245,7 @@ class DailyEntry:
             actions=int(data["actions"]),
             score=int(data["score"]),
             foundation_cards=int(data["foundation_cards"]),
+            review=None if review is None else str(review),
         )
 
 
@@ -217,6 +264,7 @@ def entry_from_standing(standing: Standing, time_limit_ms: int) -> DailyEntry:
         actions=standing.actions,
         score=standing.score,
         foundation_cards=standing.foundation_cards,
+        review=standing.review,
     )
 
 
@@ -255,14 +303,16 @@ def entry_id_of(key: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class RankedEntry:
-    """An entry at its place on the leaderboard (``rank`` counts from 1)."""
+    """An entry at its place on the leaderboard (``rank`` counts from 1; None: held)."""
 
-    rank: int
+    rank: int | None
     entry_id: int
     entry: DailyEntry
 
     def to_wire(self) -> dict[str, Any]:
-        return {"rank": self.rank, "entry_id": self.entry_id, **self.entry.to_dict()}
+        fields = self.entry.to_dict()
+        fields["review"] = review_wire(self.entry.review)
+        return {"rank": self.rank, "entry_id": self.entry_id, **fields}
 
 
 # -- streaks and sharing --------------------------------------------------
@@ -292,14 +342,15 @@ def format_time(ms: int) -> str:
 def share_text(
     day: date, ranked: RankedEntry, total: int, streak_days: int, par: int | None = None
 ) -> str:
-    """One line to paste elsewhere; no board and no move (the deal stays unspoiled)."""
+    """One line to paste elsewhere: no code, no link, no board, no move (the deal stays secret)."""
     entry = ranked.entry
     if entry.result == WON:
         par_text = f" (par {par})" if par is not None else ""
         outcome = f"won in {format_time(entry.time_ms)}, {entry.actions} actions{par_text}"
     else:
         outcome = f"{entry.foundation_cards}/52 cards, {entry.actions} actions"
-    text = f"Baker's Game daily {day.isoformat()}: {outcome}, #{ranked.rank} of {total}"
+    place = "held for review" if ranked.rank is None else f"#{ranked.rank} of {total}"
+    text = f"Baker's Game daily {day.isoformat()}: {outcome}, {place}"
     if streak_days > 1:
         text += f", {streak_days} days in a row"
     return text + "."

@@ -33,7 +33,11 @@ ERROR_CODES = (
     "no_destination",
     "nothing_to_undo",
     "unknown_player",
+    "boards_hidden",
     "no_hints",
+    "too_many_races",
+    "daily_deal",
+    "not_yet",
     "try_again",
     "internal",
 )

@@ -20,6 +20,9 @@ from .errors import ProtocolError
 
 ACTION_ID_MAX = 64
 NAME_MAX = 24
+# Deeper JSON is refused before parsing: no message nests beyond 2 levels,
+# and parsing deeper text costs stack (thousands of "[" raise RecursionError).
+JSON_DEPTH_MAX = 32
 
 JsonDict = dict[str, Any]
 
@@ -181,6 +184,9 @@ class RaceStarting(Message):
     start_at: int
     ends_at: int
     now: int
+    # The deal, now that the race starts: its code and starting position.
+    code: str
+    game: JsonDict
 
 
 @dataclass(slots=True)
@@ -207,7 +213,7 @@ class RematchOpened(Message):
     seq: int
     race_state: str
     race_id: str
-    code: str
+    code: str | None
     url: str
 
 
@@ -307,14 +313,67 @@ def _matches(value: Any, hint: Any) -> bool:
         return value is None
     if hint is int:
         return isinstance(value, int) and not isinstance(value, bool)
-    if hint in (str, bool):
-        return isinstance(value, hint)
+    if hint is str:
+        return isinstance(value, str) and _encodable(value)
+    if hint is bool:
+        return isinstance(value, bool)
     if origin is list:
         (item,) = typing.get_args(hint)
         return isinstance(value, list) and all(_matches(v, item) for v in value)
     if origin is dict:
         return isinstance(value, dict)
     raise TypeError(f"unsupported field type {hint!r}")
+
+
+def _encodable(text: str) -> bool:
+    """False for strings with lone surrogates ("\\ud800" in JSON): they have no UTF-8."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _too_deep(text: str | bytes, limit: int) -> bool:
+    """True when brackets nest deeper than ``limit`` (strings are skipped)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    # Most frames have a few brackets in all: no need to look closer.
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
+
+
+def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
+    """Untrusted JSON text parsed, or :class:`ProtocolError` ``bad_json``.
+
+    Refuses nesting deeper than ``depth`` and numbers too long to convert
+    (Python's 4,300-digit limit) the same way as any other malformed text.
+    """
+    if _too_deep(text, depth):
+        raise ProtocolError("bad_json", f"JSON nested deeper than {depth} levels")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise ProtocolError("bad_json", "the frame is not valid JSON") from None
 
 
 def decode(data: Any, registry: dict[str, type[Message]]) -> Message:
@@ -347,11 +406,7 @@ def decode(data: Any, registry: dict[str, type[Message]]) -> Message:
 
 def decode_client(text: str) -> Message:
     """Parse one client frame; raise :class:`ProtocolError` on anything malformed."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        raise ProtocolError("bad_json", "the frame is not valid JSON") from None
-    message = decode(data, CLIENT_MESSAGES)
+    message = decode(parse_json(text), CLIENT_MESSAGES)
     action_id = getattr(message, "action_id", None)
     if action_id is not None and not 1 <= len(action_id) <= ACTION_ID_MAX:
         raise ProtocolError("bad_message", f"action_id must be 1..{ACTION_ID_MAX} characters")

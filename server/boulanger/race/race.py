@@ -29,8 +29,11 @@ from ..engine import (
 )
 from . import protocol as p
 from .condition import Condition
+from .daily import day_over
 from .errors import ProtocolError
 from .ids import secret_hash, secret_matches
+from .names import clean_name, name_key
+from .review import ReviewLimits, review
 from .standings import Standing, leaderboard_key, rank
 
 MAX_PLAYERS = 8
@@ -60,6 +63,13 @@ class RaceMeta:
     daily: str | None = None
     ranked: bool = False
     player_key_hash: str | None = None
+    # The deal was picked by the server (from the catalog, or today's daily):
+    # its code and layout are nobody's before the start (docs/fair-play.md).
+    hidden_deal: bool = False
+    # Spectators may watch the boards of players still playing.
+    open_boards: bool = False
+    # The limits results are reviewed against (ReviewLimits); None: not reviewed.
+    review: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -89,6 +99,11 @@ class Player:
     # repeated action id gets the same answer. (A client resends only what is
     # still unanswered, which the message budget keeps far below this.)
     applied: dict[str, tuple[int, Move | None]] = field(default_factory=dict)
+    # When each action was accepted, in ms from start_at (the record's "t").
+    times: list[int] = field(default_factory=list)
+    # Why the result is held for review (race.review), once it is judged.
+    review: str | None = None
+    reviewed: bool = False
 
     @property
     def done(self) -> bool:
@@ -160,6 +175,15 @@ class Race:
         self.ends_at: int | None = None
         self.over_reason: str | None = None
         self.rematch: dict[str, Any] | None = None
+        self.rematch_seq = 0  # the rematch event's seq
+        self.limits = None if meta.review is None else ReviewLimits.from_dict(meta.review)
+
+    @property
+    def rematch_message(self) -> p.RematchOpened:
+        """The rematch event as it was sent (the race has one)."""
+        assert self.rematch is not None
+        r = self.rematch
+        return p.RematchOpened(self.rematch_seq, FINISHED, r["race_id"], r["code"], r["url"])
 
     @property
     def race_id(self) -> str:
@@ -180,6 +204,43 @@ class Race:
         wanted = secret_hash(token)
         return next((p for p in self.players.values() if p.token_hash == wanted), None)
 
+    # -- what is secret (docs/fair-play.md) ------------------------------
+
+    def layout_hidden(self) -> bool:
+        """Whether the deal is still secret: a deal the server picked, before the start."""
+        return self.meta.hidden_deal and self.start_at is None
+
+    def code_hidden(self, now: int) -> bool:
+        """Whether snapshots withhold the game code: a hidden layout, or today's daily deal."""
+        if self.meta.hidden_deal and self.meta.daily is not None:
+            return not day_over(self.meta.daily, now)
+        return self.layout_hidden()
+
+    def watch_refusal(
+        self, viewer_id: str | None, player_id: str, now: int
+    ) -> ProtocolError | None:
+        """Why ``viewer_id`` (None: a spectator) may not see ``player_id``'s board now, or None.
+
+        Anyone sees their own board, and every board once the race is over.
+        Before that, a player still playing sees no one else's board; and,
+        unless the race has open boards, nobody sees the board of a player
+        still playing. No board shows before a secret deal is dealt.
+        """
+        if self.layout_hidden():
+            return ProtocolError("boards_hidden", "the deal is dealt when the race starts")
+        if viewer_id == player_id:
+            return None
+        if self.state(now) == FINISHED:
+            return None
+        viewer = self.players.get(viewer_id or "")
+        if viewer is not None and not viewer.done:
+            return ProtocolError("spectator", "players see others' boards once they have finished")
+        if not self.meta.open_boards and not self.players[player_id].done:
+            return ProtocolError(
+                "boards_hidden", "boards are hidden until their player finishes (no open boards)"
+            )
+        return None
+
     # -- views ---------------------------------------------------------
 
     def standing(self, player: Player) -> Standing:
@@ -196,6 +257,7 @@ class Race:
             elapsed_ms=max(0, player.last_at - start) if player.last_at else 0,
             rank=None,
             time_ms=None if player.won_at is None else player.won_at - start,
+            review=player.review,
             order=player.order,
         )
 
@@ -218,12 +280,13 @@ class Race:
         ordered = self.standings(final=self.over_reason is not None)
         return {
             "race_id": self.race_id,
-            "code": self.meta.code,
+            "code": None if self.code_hidden(now) else self.meta.code,
             "cells": self.code.cells,
             "par": self.meta.par,
             "winnable": self.meta.winnable,
             "practice": self.meta.practice,
             "daily": self.meta.daily,
+            "open_boards": self.meta.open_boards,
             "state": self.state(now),
             "host_id": self.host_id,
             "start_at": self.start_at,
@@ -235,8 +298,30 @@ class Race:
             "rematch": self.rematch,
         }
 
+    def game_of(self, player_id: str | None) -> dict[str, Any] | None:
+        """A player's own game for their welcome or snapshot (None before a secret deal)."""
+        if player_id is None or self.layout_hidden():
+            return None
+        return self.players[player_id].view()
+
     def record(self, player_id: str) -> dict[str, Any]:
-        return self.players[player_id].game.record()
+        """The player's game record, every action with its time ``t``."""
+        player = self.players[player_id]
+        record = player.game.record()
+        record["actions"] = [
+            {**action, "t": t} for action, t in zip(record["actions"], player.times, strict=True)
+        ]
+        return record
+
+    def _judge(self, player: Player) -> None:
+        """Review the player's result once, when it is final (race.review)."""
+        if player.reviewed:
+            return
+        player.reviewed = True
+        if self.limits is None:
+            return
+        won_ms = None if player.won_at is None else player.won_at - (self.start_at or 0)
+        player.review = review(player.times, self.limits, won_ms=won_ms, par=self.meta.par)
 
     # -- decisions: refuse, or return the event to append ----------------
 
@@ -250,16 +335,17 @@ class Race:
         limit = 1 if self.meta.daily else MAX_PLAYERS
         if len(self.players) >= limit:
             raise ProtocolError("race_full", f"the race has {limit} player(s) already")
-        name = " ".join((message.name or "").split())
-        if not 1 <= len(name) <= p.NAME_MAX or not name.isprintable():
-            raise ProtocolError("bad_name", f"a name has 1 to {p.NAME_MAX} printable characters")
-        if any(pl.name.casefold() == name.casefold() for pl in self.players.values()):
-            raise ProtocolError("name_taken", f"{name!r} is taken in this race")
-        host = (
-            message.host_key is not None
-            and self.host_id is None
-            and secret_matches(message.host_key, self.meta.host_key_hash)
+        holds_key = message.host_key is not None and secret_matches(
+            message.host_key, self.meta.host_key_hash
         )
+        if self.meta.daily and not holds_key:
+            # Whoever learns an attempt's race id must not take the attempt.
+            raise ProtocolError("not_host", "a daily attempt is played by the holder of its key")
+        name = clean_name(message.name or "")
+        key = name_key(name)
+        if any(name_key(pl.name) == key for pl in self.players.values()):
+            raise ProtocolError("name_taken", f"{name!r} is taken (or looks like a name taken)")
+        host = holds_key and self.host_id is None
         return {
             "kind": "join",
             "at": now,
@@ -335,11 +421,16 @@ class Race:
             return {"kind": "over", "at": now, "reason": "time_limit"}
         return None
 
-    def decide_rematch(self, player_id: str, race_id: str, code: str) -> dict[str, Any]:
+    def decide_rematch(
+        self, player_id: str, race_id: str, code: str | None
+    ) -> dict[str, Any] | None:
+        """The rematch event; None when the race has its rematch already (one per race)."""
         if player_id != self.host_id:
             raise ProtocolError("not_host", "only the race's host can open a rematch")
         if self.over_reason is None:
             raise ProtocolError("not_started", "a rematch opens once the race is over")
+        if self.rematch is not None:
+            return None
         return {
             "kind": "rematch",
             "at": 0,
@@ -385,7 +476,16 @@ class Race:
         if kind == "start":
             self.start_at = event["start_at"]
             self.ends_at = self.start_at + self.meta.time_limit_s * 1000
-            return p.RaceStarting(seq, self.state(now), self.start_at, self.ends_at, now)
+            # The deal, for everyone at once: the same starting position for all.
+            return p.RaceStarting(
+                seq,
+                self.state(now),
+                self.start_at,
+                self.ends_at,
+                now,
+                self.meta.code,
+                game_view(Game(self.code)),
+            )
         if kind in ("action", "resign"):
             player = self.players[event["player_id"]]
             player.events += 1
@@ -393,6 +493,9 @@ class Race:
             if kind == "resign":
                 player.resigned = True
             else:
+                # Never backwards, whichever process's clock accepted it.
+                last = player.times[-1] if player.times else 0
+                player.times.append(max(last, now - (self.start_at or 0)))
                 action = event["action"]
                 if "undo" in action:
                     move = player.game.undo()
@@ -404,6 +507,8 @@ class Race:
                 if status is Status.WON:
                     player.won_at = now
             player.last_at = now
+            if player.done:
+                self._judge(player)
             applied = player.applied
             applied[event["action_id"]] = (seq, move)
             if len(applied) > REMEMBERED_ACTIONS:
@@ -418,10 +523,13 @@ class Race:
             return p.Progress(seq, self.state(now), mine.to_wire(), leaderboard)
         if kind == "over":
             self.over_reason = event["reason"]
+            for player in self.players.values():
+                self._judge(player)
             final = [s.to_wire() for s in self.standings(final=True)]
             return p.RaceOver(seq, FINISHED, self.over_reason, final)
         if kind == "rematch":
             self.rematch = {"race_id": event["race_id"], "code": event["code"], "url": event["url"]}
+            self.rematch_seq = seq
             return p.RematchOpened(
                 seq, self.state(now), event["race_id"], event["code"], event["url"]
             )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .review import review_wire
+
 
 @dataclass(slots=True)
 class Standing:
@@ -18,6 +20,8 @@ class Standing:
     elapsed_ms: int
     rank: int | None
     time_ms: int | None
+    # Why the result is held for review (boulanger.race.review), or None.
+    review: str | None = None
     # Tie-break of last resort: who joined first.
     order: int = 0
 
@@ -33,6 +37,7 @@ class Standing:
             "elapsed_ms": self.elapsed_ms,
             "rank": self.rank,
             "time_ms": self.time_ms,
+            "review": review_wire(self.review),
         }
 
 

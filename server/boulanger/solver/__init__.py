@@ -4,12 +4,14 @@ Synchronous and pure (no asyncio, no I/O but the catalog files): the server
 runs it in a thread or process pool.
 
 * ``solve(code, budget=2.0, max_positions=None) -> Solution``: search a deal.
-  ``Solution.result`` is ``"won"`` (``actions`` replay to a win, ``par`` is
-  their number), ``"unsolvable"`` (proved: every reachable position was
-  searched) or ``"unknown"`` (out of budget).
+  ``Solution.result`` is a :class:`Verdict`: ``WON`` (``actions`` replay to a
+  win, ``par`` is their number), ``UNSOLVABLE`` (proved: every reachable
+  position was searched) or ``UNKNOWN`` (out of budget). A verdict is a
+  ``str`` enum: it equals, and is sent as, ``"won"``, ``"unsolvable"``,
+  ``"unknown"``.
 * ``solve_board(board, budget=2.0)``: the same from any position.
 * ``hint(game, budget=1.0) -> Hint``: the next move toward a win, or
-  ``"unsolvable"`` (undo) or ``"unknown"``.
+  ``UNSOLVABLE`` (undo) or ``UNKNOWN``.
 * ``catalog.entries(cells)``, ``catalog.lookup(code)``, ``catalog.pick(cells, rng)``:
   the shipped deals verified winnable, with their par.
 """
@@ -17,6 +19,7 @@ runs it in a thread or process pool.
 from . import catalog
 from .catalog import CatalogEntry
 from .hint import Hint, hint
+from .search import Verdict
 from .solve import UNKNOWN, UNSOLVABLE, WON, Solution, solve, solve_board
 
 __all__ = [
@@ -26,6 +29,7 @@ __all__ = [
     "CatalogEntry",
     "Hint",
     "Solution",
+    "Verdict",
     "catalog",
     "hint",
     "solve",

@@ -34,7 +34,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..engine import GameCode
-from ..engine.codes import CELL_COUNTS
+from ..engine.codes import CELL_COUNTS, CELL_COUNTS_TEXT
 from .solve import UNKNOWN, WON, solve
 
 
@@ -56,13 +56,16 @@ class CatalogFile:
     unknown: set[int] = field(default_factory=set)
 
     def is_searched(self, deal: int) -> bool:
+        """Whether a run already searched this deal (winnable or not)."""
         return any(a <= deal <= b for a, b in self.searched)
 
     def mark_searched(self, deal: int) -> None:
+        """Add a deal to the searched ranges (merged, so the header stays short)."""
         self.searched = _merge([*self.searched, (deal, deal)])
 
     @classmethod
     def parse(cls, text: str, cells: int) -> CatalogFile:
+        """Read a catalog file; :meth:`text` writes it back."""
         catalog = cls(cells)
         for number, raw in enumerate(text.splitlines(), start=1):
             line = raw.strip()
@@ -85,6 +88,7 @@ class CatalogFile:
         return catalog
 
     def text(self) -> str:
+        """The file's content: the header comments, then one line per winnable deal."""
         ranges = " ".join(f"{a}-{b}" for a, b in self.searched)
         lines = [
             f"# Baker's Game deals verified winnable with {self.cells}"
@@ -116,7 +120,7 @@ def data_path(cells: int) -> Path:
 
 def _check_cells(cells: int) -> None:
     if cells not in CELL_COUNTS:
-        raise ValueError(f"cell count must be 4, 2 or 1, not {cells!r}")
+        raise ValueError(f"cell count must be {CELL_COUNTS_TEXT}, not {cells!r}")
 
 
 @functools.cache
@@ -154,6 +158,8 @@ def pick(cells: int, rng: random.Random | None = None) -> CatalogEntry:
 
 @dataclass(slots=True)
 class Progress:
+    """What a :func:`generate` run did so far, deal by deal."""
+
     searched: int = 0
     won: int = 0
     unsolvable: int = 0

@@ -12,12 +12,14 @@ import subprocess
 import tempfile
 
 from ..engine import Board, GameCode
+from .search import Verdict
 
 FC_SOLVE = "fc-solve"
 _SUITS = "CDHS"
 
 
 def available() -> bool:
+    """Whether fc-solve is installed (cross-checks are skipped without it)."""
     return shutil.which(FC_SOLVE) is not None
 
 
@@ -30,8 +32,8 @@ def board_text(board: Board) -> str:
     return "\n".join(lines) + "\n"
 
 
-def verdict(board: Board, *, max_iters: int | None = None, timeout: float = 120.0) -> str:
-    """``"won"``, ``"unsolvable"`` or ``"unknown"`` (iteration limit) according to fc-solve."""
+def verdict(board: Board, *, max_iters: int | None = None, timeout: float = 120.0) -> Verdict:
+    """Won, unsolvable or unknown (iteration limit) according to fc-solve."""
     args = [
         FC_SOLVE,
         "-g",
@@ -55,15 +57,16 @@ def verdict(board: Board, *, max_iters: int | None = None, timeout: float = 120.
             [*args, handle.name], capture_output=True, text=True, timeout=timeout, check=False
         ).stdout
     if "This game is solveable." in out:
-        return "won"
+        return Verdict.WON
     if "I could not solve this game." in out:
-        return "unsolvable"
+        return Verdict.UNSOLVABLE
     if "Iterations count exceeded" in out:
-        return "unknown"
+        return Verdict.UNKNOWN
     raise RuntimeError(f"unexpected fc-solve output: {out[-300:]!r}")
 
 
-def verdict_for(code: GameCode | str, **kwargs: float | int | None) -> str:
+def verdict_for(code: GameCode | str, **kwargs: float | int | None) -> Verdict:
+    """:func:`verdict` of a game code's deal."""
     if not isinstance(code, GameCode):
         code = GameCode.parse(code)
     return verdict(Board.deal(code), **kwargs)  # type: ignore[arg-type]

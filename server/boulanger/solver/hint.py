@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine import Board, Game, Move
-from ..engine.moves import place_index
-from .solve import UNKNOWN, UNSOLVABLE, WON, solve_board
+from ..engine.moves import Step, move_of
+from .search import Verdict
+from .solve import solve_steps
 
 # Positions remembered across all games (a winning line is about 100 of them).
 PLAN_LIMIT = 50_000
@@ -30,15 +31,19 @@ _lock = threading.Lock()
 
 @dataclass(frozen=True, slots=True)
 class Hint:
-    """``result`` is ``"won"`` (``move`` leads to a win; ``None`` once the game is won),
-    ``"unsolvable"`` (no win from here: undo) or ``"unknown"`` (out of budget)."""
+    """The answer to "what next?".
 
-    result: str
+    ``result`` is ``WON`` (``move`` leads to a win; ``None`` once the game is
+    won), ``UNSOLVABLE`` (no win from here: undo) or ``UNKNOWN`` (out of budget).
+    """
+
+    result: Verdict
     move: Move | None
     seconds: float
     positions: int
 
     def to_dict(self) -> dict[str, Any]:
+        """The wire form."""
         return {
             "result": self.result,
             "move": None if self.move is None else self.move.to_dict(),
@@ -48,6 +53,7 @@ class Hint:
 
 
 def _key(board: Board) -> _Key:
+    """The exact position: a plan is followed only from the very position it was made for."""
     return (tuple(map(tuple, board.columns)), tuple(board.cells), tuple(board.foundations))
 
 
@@ -55,36 +61,34 @@ def hint(game: Game, budget: float = 1.0) -> Hint:
     """The next move toward a win from the game's position; the game is not changed."""
     board = game.board
     if board.won:
-        return Hint(WON, None, 0.0, 0)
+        return Hint(Verdict.WON, None, 0.0, 0)
     key = _key(board)
     with _lock:
         planned = _plans.get(key)
         if planned is not None:
             _plans.move_to_end(key)
-            return Hint(WON, planned, 0.0, 0)
-    solution = solve_board(board, budget=budget)
-    if solution.result != WON:
-        assert solution.result in (UNSOLVABLE, UNKNOWN)
+            return Hint(Verdict.WON, planned, 0.0, 0)
+    solution, steps = solve_steps(board, budget=budget)
+    if solution.result != Verdict.WON:
         return Hint(solution.result, None, solution.seconds, solution.positions)
-    moves = [Move.from_dict(action) for action in solution.actions]
-    _remember(board, moves)
-    return Hint(WON, moves[0], solution.seconds, solution.positions)
+    line = _remember(board, steps)
+    return Hint(Verdict.WON, line[0][1], solution.seconds, solution.positions)
 
 
-def _remember(board: Board, moves: list[Move]) -> None:
-    """Map each position of a winning line to its next move."""
+def _remember(board: Board, steps: list[Step]) -> list[tuple[_Key, Move]]:
+    """Map each position of a winning line to its next move; return the line."""
     board = board.copy()
-    cells = len(board.cells)
     line: list[tuple[_Key, Move]] = []
-    for move in moves:
-        line.append((_key(board), move))
-        board.apply(place_index(move.src, cells), place_index(move.dst, cells), move.count)
+    for step in steps:
+        line.append((_key(board), move_of(*step)))
+        board.apply(*step)
     with _lock:
         for key, move in line:
             _plans[key] = move
             _plans.move_to_end(key)
         while len(_plans) > PLAN_LIMIT:
             _plans.popitem(last=False)
+    return line
 
 
 def forget() -> None:

@@ -49,9 +49,12 @@ single-card move, so no win exists.
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ..engine.board import CAPACITY
 
 # A move as the search records it, independent of where places are:
 # (kind, card, count) where kind is "p" (onto the column whose top is card + 4),
@@ -70,11 +73,22 @@ _CELLS_END = b"\x01"
 _CLOCK_EVERY = 128
 
 
+class Verdict(enum.StrEnum):
+    """What a search says of a position; the value is its wire form."""
+
+    # A win was found (and is given).
+    WON = "won"
+    # No win exists: every reachable position was searched.
+    UNSOLVABLE = "unsolvable"
+    # The budget ran out first.
+    UNKNOWN = "unknown"
+
+
 @dataclass(slots=True)
 class Outcome:
     """What one search found: ``path`` is the list of moves to a win, if any."""
 
-    result: str  # "won" | "unsolvable" | "unknown"
+    result: Verdict
     path: list[SearchMove] | None
     positions: int
     seconds: float
@@ -102,6 +116,7 @@ def settle(cells: list[int], cols: list[bytes], found: list[int]) -> None:
 
 
 def key_of(cells: Sequence[int], cols: Sequence[bytes]) -> bytes:
+    """The visited-set key of a position (see the module docstring)."""
     return bytes(sorted(cells)) + _CELLS_END + _SEP.join(sorted(cols))
 
 
@@ -179,8 +194,9 @@ def children(
         else:
             empties += 1
             empty_at = i
-    cap_occupied = (free + 1) << empties
-    cap_empty = (free + 1) << (empties - 1) if empties else 0
+    capacity = CAPACITY[free]
+    cap_occupied = capacity[empties]
+    cap_empty = capacity[empties - 1] if empties else 0
     join = _SEP.join
     tail = _CELLS_END
 
@@ -280,7 +296,7 @@ def search(
     cols.sort()
     root_key = key_of(cells, cols)
     if sum(found) == 52:
-        return Outcome("won", [], 1, time.perf_counter() - start)
+        return Outcome(Verdict.WON, [], 1, time.perf_counter() - start)
     visited = {root_key}
     memo: dict[bytes, int] = {}
     runs: dict[bytes, int] = {}
@@ -313,15 +329,15 @@ def search(
         visited.add(key)
         path.append(move)
         if sum(k_found) == 52:
-            return Outcome("won", list(path), len(visited), time.perf_counter() - start)
+            return Outcome(Verdict.WON, list(path), len(visited), time.perf_counter() - start)
         if max_positions is not None and len(visited) >= max_positions:
-            return Outcome("unknown", None, len(visited), time.perf_counter() - start)
+            return Outcome(Verdict.UNKNOWN, None, len(visited), time.perf_counter() - start)
         expansions += 1
         if (
             deadline is not None
             and expansions % _CLOCK_EVERY == 0
             and time.perf_counter() > deadline
         ):
-            return Outcome("unknown", None, len(visited), time.perf_counter() - start)
+            return Outcome(Verdict.UNKNOWN, None, len(visited), time.perf_counter() - start)
         frames.append(expand((bytes(k_cells), tuple(k_cols), k_found)))
-    return Outcome("unsolvable", None, len(visited), time.perf_counter() - start)
+    return Outcome(Verdict.UNSOLVABLE, None, len(visited), time.perf_counter() - start)

@@ -10,25 +10,26 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine import Board, GameCode, Move
-from ..engine.moves import FIRST_CELL, FOUNDATION, PLACE_NAMES
-from .search import SearchMove, children, key_of, search, settle
+from ..engine import Board, GameCode
+from ..engine.moves import FIRST_CELL, FOUNDATION, Step, move_of
+from .search import SearchMove, Verdict, children, key_of, search, settle
 
-WON = "won"
-UNSOLVABLE = "unsolvable"
-UNKNOWN = "unknown"
+# The verdicts by their former names, kept for callers that import them.
+WON = Verdict.WON
+UNSOLVABLE = Verdict.UNSOLVABLE
+UNKNOWN = Verdict.UNKNOWN
 
 
 @dataclass(slots=True)
 class Solution:
     """The answer of a search.
 
-    ``result`` is ``"won"`` (``actions`` win from the position),
-    ``"unsolvable"`` (no win exists: every reachable position was searched)
-    or ``"unknown"`` (the budget ran out first).
+    ``result`` is ``WON`` (``actions`` win from the position),
+    ``UNSOLVABLE`` (no win exists: every reachable position was searched)
+    or ``UNKNOWN`` (the budget ran out first).
     """
 
-    result: str
+    result: Verdict
     actions: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     positions: int = 0
@@ -39,6 +40,7 @@ class Solution:
         return len(self.actions) if self.result == WON else None
 
     def to_dict(self) -> dict[str, Any]:
+        """The wire form (``par`` included)."""
         return {
             "result": self.result,
             "actions": self.actions,
@@ -59,6 +61,16 @@ def solve(
 
 def solve_board(board: Board, budget: float = 2.0, *, max_positions: int | None = None) -> Solution:
     """Search any position for a win; the board is not changed."""
+    return solve_steps(board, budget, max_positions=max_positions)[0]
+
+
+def solve_steps(
+    board: Board, budget: float = 2.0, *, max_positions: int | None = None
+) -> tuple[Solution, list[Step]]:
+    """:func:`solve_board`, with the solution's moves also as steps (empty without a win).
+
+    For callers that replay the solution on a board: steps need no parsing.
+    """
     start = time.perf_counter()
     ncells = len(board.cells)
     cells = [int(c) for c in board.cells if c is not None]
@@ -67,10 +79,11 @@ def solve_board(board: Board, budget: float = 2.0, *, max_positions: int | None 
         cells, cols, list(board.foundations), ncells, budget=budget, max_positions=max_positions
     )
     if outcome.path is None:
-        return Solution(outcome.result, [], time.perf_counter() - start, outcome.positions)
+        return Solution(outcome.result, [], time.perf_counter() - start, outcome.positions), []
     path = shorten(cells, cols, list(board.foundations), ncells, outcome.path)
-    actions = [move.to_dict() for move in to_engine_moves(board, path)]
-    return Solution(WON, actions, time.perf_counter() - start, outcome.positions)
+    steps = to_steps(board, path)
+    actions = [move_of(*step).to_dict() for step in steps]
+    return Solution(WON, actions, time.perf_counter() - start, outcome.positions), steps
 
 
 def shorten(
@@ -141,19 +154,19 @@ def _shortcut(
     return short
 
 
-def to_engine_moves(board: Board, path: list[SearchMove]) -> list[Move]:
-    """Turn search moves into engine moves on a copy of the board, foundation moves included.
+def to_steps(board: Board, path: list[SearchMove]) -> list[Step]:
+    """Turn search moves into engine steps on a copy of the board, foundation moves included.
 
-    Each move is checked by the engine, so a bug here raises instead of
+    Each step is checked by the engine, so a bug here raises instead of
     producing a record that does not replay.
     """
     board = board.copy()
-    moves: list[Move] = []
+    steps: list[Step] = []
 
     def play(src: int, dst: int, count: int) -> None:
         board.check(src, dst, count)
         board.apply(src, dst, count)
-        moves.append(Move(PLACE_NAMES[src], PLACE_NAMES[dst], count))
+        steps.append((src, dst, count))
 
     def to_foundation() -> None:
         # The same foundation moves the search made at once, in a fixed order.
@@ -189,4 +202,4 @@ def to_engine_moves(board: Board, path: list[SearchMove]) -> list[Move]:
         to_foundation()
     if not board.won:  # pragma: no cover - the search said this path wins
         raise AssertionError("the solution does not win")
-    return moves
+    return steps

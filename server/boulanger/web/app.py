@@ -6,8 +6,6 @@ import asyncio
 import contextlib
 import gc
 import logging
-import time
-from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -24,7 +22,9 @@ from ..race.race import RaceMeta
 from . import http
 from .daily import Daily
 from .frames import RawSend
+from .headers import SecurityHeaders
 from .hub import Hubs, now_ms
+from .limits import AddressLimits
 from .quick import QuickRaces, quick_race
 from .settings import Settings
 from .socket import race_socket
@@ -38,49 +38,22 @@ SWEEP_INTERVAL_S = 30
 FULL_COLLECTION_SWEEPS = 10  # every 5 minutes
 
 
-class AddressLimits:
-    """Connections open and races created per client address."""
-
-    def __init__(self, max_connections: int, races_per_minute: int) -> None:
-        self.max_connections = max_connections
-        self.races_per_minute = races_per_minute
-        self.open: dict[str, int] = defaultdict(int)
-        self.created: dict[str, deque[float]] = defaultdict(deque)
-
-    def enter(self, address: str) -> bool:
-        if self.open[address] >= self.max_connections:
-            return False
-        self.open[address] += 1
-        return True
-
-    def leave(self, address: str) -> None:
-        self.open[address] -= 1
-        if self.open[address] <= 0:
-            del self.open[address]
-
-    def may_create(self, address: str) -> bool:
-        stamps = self.created[address]
-        now = time.monotonic()
-        while stamps and stamps[0] < now - 60:
-            stamps.popleft()
-        if len(stamps) >= self.races_per_minute:
-            return False
-        stamps.append(now)
-        return True
-
-
 class Server:
     """Everything one server process holds: broker, hubs, limits, solver pool."""
 
     def __init__(self, settings: Settings, broker: Broker | None = None) -> None:
         self.settings = settings
-        self.broker = broker or open_broker(settings.broker_url)
+        self.broker = broker or open_broker(settings.broker_url, settings.replica_wait)
         # The daily challenge: its store and live leaderboards; it records ranked
         # attempts when their races are over (boulanger.web.daily).
         self.daily = Daily(self.broker, settings)
         self.hubs = Hubs(self.broker, settings.idle_race_s, on_over=self.daily.on_over)
+        # Per client address; in Redis when the broker is (boulanger.web.limits).
         self.addresses = AddressLimits(
-            settings.max_connections_per_address, settings.races_per_minute_per_address
+            self.broker,
+            settings.max_connections_per_address,
+            settings.races_per_minute_per_address,
+            settings.address_lease_s,
         )
         self.solver = SolverPool()
         self.quick = QuickRaces(self)  # the public queue of POST /api/quick
@@ -89,6 +62,7 @@ class Server:
 
     async def start(self) -> None:
         await self.broker.start()
+        await self.addresses.start()
         self._sweeper = asyncio.create_task(self._sweep_loop())
 
     async def stop(self) -> None:
@@ -100,6 +74,7 @@ class Server:
         await self.quick.close()
         await self.hubs.close()
         await self.daily.close()  # daily challenge
+        await self.addresses.close()
         await self.broker.close()
         self.solver.close()
 
@@ -110,6 +85,7 @@ class Server:
             sweeps += 1
             with contextlib.suppress(Exception):
                 await self.hubs.sweep()
+            self.addresses.sweep()
             if sweeps % FULL_COLLECTION_SWEEPS == 0:
                 gc.collect()  # see boulanger serve: the oldest generation is collected here
 
@@ -119,13 +95,19 @@ class Server:
         cells: int = 4,
         code: GameCode | None = None,
         practice: bool = False,
+        open_boards: bool = False,
         host_key_hash: str | None = None,
     ) -> dict[str, Any]:
-        """Create a race on a catalog deal (or the given code); answer the creator's view."""
+        """Create a race on a catalog deal (or the given code); answer the creator's view.
+
+        A deal picked here stays secret until the race starts (its code is
+        null in the answer), and is never today's daily deal.
+        """
         par: int | None
         winnable: bool | None
+        hidden = code is None
         if code is None:
-            code, par, winnable = self.solver.pick(cells)
+            code, par, winnable = self.solver.pick(cells, avoid=self.daily.deal_today())
         else:
             winnable, par = await self.solver.judge(code, self.settings.solve_budget_s)
         race_id = new_race_id()
@@ -141,15 +123,20 @@ class Server:
             practice=practice,
             par=par,
             winnable=winnable,
+            hidden_deal=hidden,
+            open_boards=open_boards,
+            # Practice games may take hints: their results prove nothing.
+            review=None if practice else self.settings.review_limits().to_dict(),
         )
         await self.broker.create_race(race_id, meta.to_dict())
         return {
             "race_id": race_id,
-            "code": str(code),
+            "code": None if hidden else str(code),
             "url": f"/race/{race_id}",
             "host_key": host_key,
             "par": par,
             "winnable": winnable,
+            "open_boards": open_boards,
         }
 
     async def hint(self, record: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
@@ -203,6 +190,8 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         lifespan=lifespan,
         exception_handlers=http.EXCEPTION_HANDLERS,
         middleware=[
+            # CSP, nosniff, frame and referrer policies on every answer (web/headers.py).
+            Middleware(SecurityHeaders),
             # Lets a connection write frames straight to its socket (web/frames.py).
             Middleware(RawSend),
             # The client's files shrink to about a quarter (WebSockets are untouched).

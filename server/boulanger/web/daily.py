@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..broker import Broker, BrokerUnavailable
 from ..broker.daily import DailyStore, daily_channel, open_daily_store, parse_published
+from ..engine import GameCode
 from ..race import daily as d
 from ..race.errors import ProtocolError
 from ..solver import catalog
@@ -40,18 +41,6 @@ LIVE_INTERVAL_S = 0.5  # at most two live messages a second per watcher
 RECENT_MAX = 20
 
 
-def challenge(day: date) -> dict[str, Any]:
-    """A day's challenge as ``GET /api/daily`` answers it."""
-    code = d.game_code(day)
-    entry = catalog.lookup(code)
-    return {
-        "date": day.isoformat(),
-        "code": str(code),
-        "par": None if entry is None else entry.par,
-        "next_at": d.next_at(day),
-    }
-
-
 class Daily:
     """The daily challenge in one server process: its store and live leaderboards."""
 
@@ -65,6 +54,29 @@ class Daily:
         for board in list(self.boards.values()):
             await board.close()
         self.boards.clear()
+
+    def game_code(self, day: date) -> GameCode:
+        """The deal of ``day``, on this server's schedule (its daily secret, if any)."""
+        return d.game_code(day, self.settings.daily_secret)
+
+    def deal_today(self) -> int:
+        """Today's daily deal number: no other race may be dealt it until the day ends."""
+        return self.game_code(d.today(now_ms())).deal
+
+    def challenge(self, day: date) -> dict[str, Any]:
+        """A day's challenge as ``GET /api/daily`` answers it: today's code is withheld.
+
+        Today's deal reaches a player only in the ``race_starting`` of their own
+        attempt; anyone may see it once the day is over.
+        """
+        code = self.game_code(day)
+        entry = catalog.lookup(code)
+        return {
+            "date": day.isoformat(),
+            "code": None if day >= d.today(now_ms()) else str(code),
+            "par": None if entry is None else entry.par,
+            "next_at": d.next_at(day),
+        }
 
     # -- results -----------------------------------------------------------
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 import re
 from datetime import date
@@ -26,13 +25,14 @@ from ..race import daily as d
 from ..race import protocol as p
 from ..race.errors import ProtocolError
 from ..race.ids import new_race_id, new_secret, secret_hash
+from ..race.names import clean_name
 from ..race.race import RaceMeta
 from .connection import (
     CLOSE_NO_RACE,
     CLOSE_TRY_AGAIN,
 )
-from .daily import LiveBoard, challenge
-from .http import error, json_body
+from .daily import LiveBoard
+from .http import body_code, error, json_body
 from .hub import now_ms
 from .session import Session, limited_per_address, refuse
 
@@ -87,7 +87,10 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
     text = request.query_params.get(name)
     if text is None:
         return default
-    if not text.isascii() or not text.isdigit() or not low <= int(text) <= high:
+    # The length first: int() of thousands of digits is slow, and refused past 4,300.
+    if len(text) > len(str(high)) or not text.isascii() or not text.isdigit():
+        raise Refused(400, "bad_message", f"{name} must be an integer from {low} to {high}")
+    if not low <= int(text) <= high:
         raise Refused(400, "bad_message", f"{name} must be an integer from {low} to {high}")
     return int(text)
 
@@ -104,7 +107,7 @@ async def _body(request: Request) -> dict[str, Any]:
     try:
         return await json_body(request)
     except HTTPException as exc:
-        raise Refused(exc.status_code, "bad_message", str(exc.detail)) from None
+        raise Refused(exc.status_code, body_code(exc.status_code), str(exc.detail)) from None
 
 
 def _refusals(handler: Any) -> Any:
@@ -122,12 +125,12 @@ def _refusals(handler: Any) -> Any:
 
 @_refusals
 async def today_challenge(request: Request) -> Response:
-    return JSONResponse(challenge(d.today(now_ms())))
+    return JSONResponse(_server(request).daily.challenge(d.today(now_ms())))
 
 
 @_refusals
 async def day_challenge(request: Request) -> Response:
-    return JSONResponse(challenge(_day(request.path_params["date"])))
+    return JSONResponse(_server(request).daily.challenge(_day(request.path_params["date"])))
 
 
 @_refusals
@@ -159,11 +162,12 @@ async def create_attempt(request: Request) -> Response:
     player_key = _player_key(data.get("player_key"))
     name = data.get("name")
     if name is not None:
-        cleaned = " ".join(name.split()) if isinstance(name, str) else ""
-        if not 1 <= len(cleaned) <= p.NAME_MAX or not cleaned.isprintable():
-            raise Refused(400, "bad_name", f"a name has 1 to {p.NAME_MAX} printable characters")
+        try:
+            clean_name(name)  # the rules of a join (boulanger.race.names)
+        except ProtocolError as refused:
+            raise Refused(400, refused.code, refused.reason) from None
     address = request.client.host if request.client else "?"
-    if not server.addresses.may_create(address):
+    if not await server.addresses.may_create(address):
         raise Refused(429, "too_many_races", "too many races created from this address")
     key_hash = secret_hash(player_key)
     daily = server.daily
@@ -182,7 +186,7 @@ async def create_attempt(request: Request) -> Response:
         "url": f"/race/{race_id}",
         "host_key": host_key,
         "ranked": ranked,
-        **challenge(day),
+        **daily.challenge(day),
     }
     return JSONResponse(answer, status_code=201)
 
@@ -190,10 +194,11 @@ async def create_attempt(request: Request) -> Response:
 async def _create_race(
     server: Server, day: date, race_id: str, host_key: str, key_hash: str, *, ranked: bool
 ) -> None:
-    info = challenge(day)
+    info = server.daily.challenge(day)
+    today = day == d.today(now_ms())
     meta = RaceMeta(
         race_id=race_id,
-        code=info["code"],
+        code=str(server.daily.game_code(day)),
         created_at=now_ms(),
         host_key_hash=secret_hash(host_key),
         time_limit_s=server.settings.time_limit_s,
@@ -204,6 +209,9 @@ async def _create_race(
         daily=day.isoformat(),
         ranked=ranked,
         player_key_hash=key_hash,
+        # Today's deal stays secret until the day ends (docs/fair-play.md).
+        hidden_deal=today,
+        review=server.settings.review_limits().to_dict(),
     )
     await server.broker.create_race(race_id, meta.to_dict())
 
@@ -221,7 +229,7 @@ async def my_standing(request: Request) -> Response:
     total = (await daily.store.page(day, 0, 0)).total
     share = None
     if ranked is not None:
-        share = d.share_text(day, ranked, total, streak, challenge(day)["par"])
+        share = d.share_text(day, ranked, total, streak, daily.challenge(day)["par"])
     return JSONResponse(
         {
             "date": day.isoformat(),
@@ -244,6 +252,9 @@ async def game_record(request: Request) -> Response:
     record = await _server(request).daily.store.game_record(day, int(text))
     if record is None:
         raise Refused(404, "unknown_entry", "no such entry")
+    if day == d.today(now_ms()):
+        # The first winner's record is everyone's solution: public once the day ends.
+        raise Refused(409, "not_yet", "today's game records are public once the day ends")
     return JSONResponse(record)
 
 
@@ -287,14 +298,9 @@ class Watcher(Session):
 
     def _handle(self, text: str) -> None:
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            self.error("bad_json", "the frame is not valid JSON")
-            return
-        try:
-            message = p.decode(data, d.CLIENT_MESSAGES)
+            message = p.decode(p.parse_json(text), d.CLIENT_MESSAGES)
         except ProtocolError as refused:
-            self.error(refused.code, refused.reason)
+            self.fault(refused.code, refused.reason)
             return
         if isinstance(message, p.Ping):
             self.conn.send(p.ServerPong(message.t).encode())

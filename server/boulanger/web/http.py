@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
@@ -12,6 +11,8 @@ from starlette.routing import BaseRoute
 
 from ..broker import BrokerUnavailable
 from ..engine import EngineError, GameCode
+from ..race.errors import ProtocolError
+from ..race.protocol import parse_json
 from ..race.race import FINISHED, Race
 from .hub import now_ms
 
@@ -53,17 +54,58 @@ async def healthz(request: Request) -> Response:
 
 
 async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object (empty body: ``{}``); HTTPException 413 or 400 otherwise."""
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise HTTPException(413, "body too large")
+    """The request's JSON object (empty body: ``{}``); HTTPException 415, 413 or 400 otherwise.
+
+    Only ``application/json`` is read: a cross-site form or ``text/plain``
+    POST (which browsers send without asking) cannot create anything. The
+    size is checked on ``Content-Length`` and again while the body streams
+    in, so an oversized body is refused without being held in memory.
+    """
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise HTTPException(415, "send the body as Content-Type: application/json")
+    length = request.headers.get("content-length")
+    if length is not None and not (length.isascii() and length.isdigit()):
+        raise HTTPException(400, "Content-Length is not a number")
+    if length is not None and (len(length) > 12 or int(length) > MAX_BODY):
+        raise HTTPException(413, f"the body is over {MAX_BODY} bytes")
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise HTTPException(413, f"the body is over {MAX_BODY} bytes")
+        chunks.append(chunk)
+    body = b"".join(chunks)
     try:
-        data = json.loads(body or b"{}")
-    except ValueError:
+        data = parse_json(body or b"{}")
+    except ProtocolError:
         raise HTTPException(400, "the body is not JSON") from None
     if not isinstance(data, dict):
         raise HTTPException(400, "the body must be a JSON object")
+    if not _encodable(data):
+        raise HTTPException(400, "the body has text that is not valid Unicode")
     return data
+
+
+def _encodable(value: Any) -> bool:
+    """False when a string in ``value`` (a key or a value) has lone surrogates."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_encodable(k) and _encodable(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_encodable(v) for v in value)
+    return True
+
+
+def body_code(status: int) -> str:
+    """The error code of a body :func:`json_body` refused with ``status``."""
+    return {413: "too_large", 415: "not_json"}.get(status, "bad_message")
 
 
 async def create_race(request: Request) -> Response:
@@ -72,13 +114,14 @@ async def create_race(request: Request) -> Response:
     try:
         data = await json_body(request)
     except HTTPException as exc:
-        return error(exc.status_code, "bad_message", str(exc.detail))
-    unknown = set(data) - {"cells", "code", "practice"}
+        return error(exc.status_code, body_code(exc.status_code), str(exc.detail))
+    unknown = set(data) - {"cells", "code", "practice", "open_boards"}
     if unknown:
         return error(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
     practice = data.get("practice", False)
-    if not isinstance(practice, bool):
-        return error(400, "bad_message", "practice must be true or false")
+    open_boards = data.get("open_boards", False)
+    if not isinstance(practice, bool) or not isinstance(open_boards, bool):
+        return error(400, "bad_message", "practice and open_boards must be true or false")
     code = None
     cells = data.get("cells", 4)
     if "code" in data:
@@ -88,15 +131,21 @@ async def create_race(request: Request) -> Response:
             return error(400, "bad_code", str(exc))
         if "cells" in data and cells != code.cells:
             return error(400, "bad_message", "cells disagrees with the game code")
+        if code.deal == server.daily.deal_today():
+            # The same layout with any number of cells: it stays secret all day.
+            return error(400, "daily_deal", "that is today's daily deal; it opens tomorrow")
     elif cells not in (4, 2, 1) or isinstance(cells, bool):
         return error(400, "bad_message", "cells must be 4, 2 or 1")
-    if not server.addresses.may_create(address):
+    if not await server.addresses.may_create(address):
         return error(
             429, "too_many_races", "too many races created from this address; wait a minute"
         )
     try:
         created = await server.create_race(
-            cells=cells if code is None else code.cells, code=code, practice=practice
+            cells=cells if code is None else code.cells,
+            code=code,
+            practice=practice,
+            open_boards=open_boards,
         )
     except LookupError:
         return error(503, "no_deal", f"no proven-winnable deal with {cells} cells is available")
@@ -128,6 +177,8 @@ async def race_record(request: Request) -> Response:
         return error(404, "unknown_player", "no player with that id in this race")
     if race.state(now_ms()) != FINISHED:
         return error(409, "race_running", "game records are public once the race is over")
+    if race.meta.daily is not None and race.code_hidden(now_ms()):
+        return error(409, "not_yet", "records of today's daily deal are public once the day ends")
     return JSONResponse(race.record(player_id))
 
 

@@ -22,7 +22,7 @@ from ..broker import Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
 from ..race.errors import ProtocolError
 from ..race.race import Duplicate, Race, RaceMeta
-from .connection import CLOSE_REPLACED, Connection, send_to_all
+from .connection import CLOSE_REPLACED, CLOSE_TRY_AGAIN, Connection, send_to_all
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,7 @@ class RaceHub:
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._over_done = False
+        self._last: dict[str, Any] | None = None  # the last event applied
 
     @property
     def race_id(self) -> str:
@@ -102,21 +103,65 @@ class RaceHub:
         delay = 0.05
         while True:
             try:
-                await self.catch_up()
+                # The broker reconnected: maybe to a replica promoted in a
+                # failover, whose log may lack events applied here.
+                await self.catch_up(verify=True)
                 return
             except BrokerUnavailable:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
-    async def catch_up(self) -> list[dict[str, Any]]:
-        """Apply what the log has beyond the replica; return those events."""
+    async def catch_up(self, verify: bool = False) -> list[dict[str, Any]]:
+        """Apply what the log has beyond the replica; return those events.
+
+        With ``verify``, first check that the log still holds the last event
+        applied here, and rebuild the replica from the log if it does not.
+        """
+        last = self._last if verify else None
+        after = self.race.seq - (last is not None)
+        events = await self.broker.read(self.race_id, after)
+        if last is not None:
+            if not events or events[0] != last:
+                await self.rebuild()
+                return []
+            events = events[1:]
         applied = []
-        for event in await self.broker.read(self.race_id, self.race.seq):
+        for event in events:
             if event["seq"] == self.race.seq + 1:
                 self._apply(event)
                 applied.append(event)
         self._check_over()
         return applied
+
+    async def rebuild(self) -> None:
+        """Start the replica afresh from the log, and send every connection a snapshot.
+
+        For a log that lost events this replica applied: a Redis failover
+        loses the appends its primary had not passed to the replica, and
+        their events may have reached this process by pub/sub already (with
+        the replica wait on, none of them was acknowledged).
+        """
+        events = await self.broker.read(self.race_id, 0)
+        race = Race(self.race.meta)
+        for event in events:
+            race.apply(event)
+        log.warning("race %s: rebuilt from the log (%d events)", self.race_id, race.seq)
+        self.race = race
+        self._last = events[-1] if events else None
+        self.recent.clear()
+        for seq, waiter in self._waiters:
+            if seq <= race.seq and not waiter.done():
+                waiter.set_result(None)
+        now = now_ms()
+        for conn in list(self.connections):
+            player = race.players.get(conn.player_id or "")
+            if conn.player_id is not None and player is None:
+                conn.close(CLOSE_TRY_AGAIN)  # their join was lost: join again
+                continue
+            game = None if player is None else player.view()
+            conn.send(p.Snapshot(race.snapshot(now), game).encode())
+        self._arm_timer()
+        self._check_over()
 
     def _control(self, event: dict[str, Any]) -> None:
         if event.get("kind") == "kick":
@@ -129,6 +174,7 @@ class RaceHub:
 
     def _apply(self, event: dict[str, Any]) -> None:
         message = self.race.apply(event)
+        self._last = event
         if self._waiters:
             for seq, waiter in self._waiters:
                 if seq <= self.race.seq and not waiter.done():
@@ -144,9 +190,16 @@ class RaceHub:
         self._check_over()
 
     def _send_board(self, player_id: str) -> None:
+        race = self.race
         watchers = [c for c in self.connections if c.watching == player_id]
         if watchers:
-            game = self.race.players[player_id].view()
+            # Checked again for every board: nobody else sees a board still playing.
+            now = now_ms()
+            watchers = [
+                c for c in watchers if race.watch_refusal(c.player_id, player_id, now) is None
+            ]
+        if watchers:
+            game = race.players[player_id].view()
             send_to_all(watchers, p.BoardUpdate(player_id, game).encode())
 
     def _arm_timer(self) -> None:
@@ -207,9 +260,13 @@ class RaceHub:
         async with lock:
             for _ in range(APPEND_ATTEMPTS):
                 decision = decide()
-                if decision is None or isinstance(decision, Duplicate):
-                    return decision
+                if decision is None:
+                    return None
                 try:
+                    if isinstance(decision, Duplicate):
+                        # Applied here already: its first append went through.
+                        await self._durable(decision.seq, self._action_of(player_id, decision))
+                        return decision
                     seq = await self.broker.append(
                         self.race_id, decision, self.race.condition(decision)
                     )
@@ -217,9 +274,16 @@ class RaceHub:
                         # Refused: the log moved on in a way that matters, or our
                         # own append went through but its answer was lost (a
                         # retried call). Catch up, and decide again if not ours.
-                        mine = self._find(decision, await self.catch_up())
+                        seq_before = self.race.seq
+                        found = await self.catch_up()
+                        mine = self._find(decision, found)
                         if mine is not None:
+                            await self._durable(mine["seq"], self._same(decision))
                             return mine
+                        if not found and self.race.seq == seq_before:
+                            # Refused, and the log has nothing new: it lacks
+                            # something this replica applied.
+                            await self.catch_up(verify=True)
                         continue
                     event = {"seq": seq, **decision}
                     if seq == self.race.seq + 1:
@@ -232,6 +296,63 @@ class RaceHub:
                         "try_again", "the server cannot record actions right now; send it again"
                     ) from None
             raise ProtocolError("try_again", "the race is busy; send it again")
+
+    async def _durable(self, seq: int, ours: Callable[[dict[str, Any]], bool]) -> None:
+        """Before acknowledging an event found applied (a retried action), make sure
+        it is as durable as an acknowledged append: raises BrokerUnavailable if not.
+
+        An append reported failed (its answer lost, or, with the replica wait
+        on, WAIT saw no replica in time) may still be in the primary's log,
+        and from there in this replica (by pub/sub or a catch-up). The player
+        was answered try_again and sends the action again with the same
+        action_id; it is then found applied here (a Duplicate) or in the log
+        (the append refused: that player's events moved on). Without a
+        replica wait, an event read from the primary's log is as durable as
+        any acknowledged append: nothing to do. With one it may be on the
+        primary alone, and a failover now would lose an acknowledged action.
+        So the broker confirms it: the log must hold this very event at its
+        seq (``ours``), and a WAIT behind a write that follows it must see
+        the replicas. If WAIT does not, the action is answered try_again
+        again, and the client's next resend confirms again (the event is
+        never appended twice: the replica and the log both have it). If the
+        log no longer holds it (a failover lost it), this replica is ahead
+        of the log: it is rebuilt from the log and the action answered
+        try_again; the resend is then decided afresh and appended.
+        """
+        if not self.broker.replica_wait:
+            return
+        events = await self.broker.read(self.race_id, seq - 1)
+        logged = events[0] if events and events[0]["seq"] == seq else None
+        if (
+            logged is None
+            or not ours(logged)
+            or not await self.broker.confirm(self.race_id, logged)
+        ):
+            await self.rebuild()
+            raise BrokerUnavailable(f"the log lost event {seq} of race {self.race_id}")
+
+    def _action_of(
+        self, player_id: str | None, duplicate: Duplicate
+    ) -> Callable[[dict[str, Any]], bool]:
+        """Whether a logged event is the player's action that ``duplicate`` answers."""
+        player = self.race.players.get(player_id or "")
+        ids = (
+            []
+            if player is None
+            else [a for a, (s, _) in player.applied.items() if s == duplicate.seq]
+        )
+
+        def ours(event: dict[str, Any]) -> bool:
+            return bool(ids) and (event.get("player_id"), event.get("action_id")) == (
+                player_id,
+                ids[0],
+            )
+
+        return ours
+
+    @staticmethod
+    def _same(decision: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
+        return lambda event: {k: v for k, v in event.items() if k != "seq"} == decision
 
     async def _until_applied(self, seq: int) -> None:
         """Wait until the replica has applied ``seq``: the events before it come
@@ -270,10 +391,12 @@ class RaceHub:
         with contextlib.suppress(BrokerUnavailable):
             await self.broker.publish(self.channel, json.dumps(event))
 
-    def missed_since(self, last_seq: int) -> list[str] | None:
-        """Encoded events after ``last_seq``, or None when they are no longer kept."""
+    def missed_since(self, last_seq: int, most: int = RECENT_EVENTS) -> list[str] | None:
+        """Encoded events after ``last_seq``; None when they are more than ``most`` or gone."""
         if last_seq >= self.race.seq:
             return []
+        if self.race.seq - last_seq > most:
+            return None
         if not self.recent or self.recent[0][0] > last_seq + 1:
             return None
         return [text for seq, text in self.recent if seq > last_seq]

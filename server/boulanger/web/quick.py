@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from ..broker import BrokerUnavailable
 from ..race.errors import ProtocolError
 from ..race.quick import QuickQueue, QuickRace, start_event
-from .http import error, json_body
+from .http import body_code, error, json_body
 from .hub import now_ms
 
 if TYPE_CHECKING:
@@ -102,14 +102,14 @@ async def quick_race(request: Request) -> Response:
     try:
         data = await json_body(request)
     except HTTPException as exc:
-        return error(exc.status_code, "bad_message", str(exc.detail))
+        return error(exc.status_code, body_code(exc.status_code), str(exc.detail))
     unknown = set(data) - {"cells"}
     if unknown:
         return error(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
     cells = data.get("cells", 4)
     if cells not in (4, 2, 1) or isinstance(cells, bool):
         return error(400, "bad_message", "cells must be 4, 2 or 1")
-    if not server.addresses.may_create(address):
+    if not await server.addresses.may_create(address):
         return error(
             429, "too_many_races", "too many races created from this address; wait a minute"
         )

@@ -30,6 +30,7 @@ from .connection import (
     TokenBucket,
 )
 from .hub import now_ms
+from .logs import client_fault
 
 if TYPE_CHECKING:
     from .app import Server
@@ -56,13 +57,14 @@ def limited_per_address(
     async def limited(websocket: WebSocket) -> None:
         server: Server = websocket.app.state.server
         address = websocket.client.host if websocket.client else "?"
-        if not server.addresses.enter(address):
+        lease = await server.addresses.enter(address)
+        if lease is None:
             await refuse(websocket, CLOSE_POLICY, "too many connections from this address")
             return
         try:
             await endpoint(websocket)
         finally:
-            server.addresses.leave(address)
+            await server.addresses.leave(lease)
 
     return limited
 
@@ -97,6 +99,13 @@ class Session:
 
     def error(self, code: str, reason: str) -> None:
         self.conn.send(p.Error(code, reason).encode())
+
+    def fault(self, code: str, reason: str, close: int | None = None) -> None:
+        """A client's protocol error: answered, logged as one line, maybe closed."""
+        client_fault(self.describe(), code, reason)
+        self.error(code, reason)
+        if close is not None:
+            self.conn.close(close)
 
     async def run(self) -> None:
         conn = self.conn
@@ -136,15 +145,14 @@ class Session:
                 conn.last_heard = time.monotonic()
                 text = frame.get("text")
                 if text is None:
-                    self.error("bad_json", "binary frames are not accepted")
-                    conn.close(CLOSE_UNSUPPORTED)
+                    self.fault("bad_json", "binary frames are not accepted", CLOSE_UNSUPPORTED)
                     return
                 if len(text) > self.settings.max_frame_bytes:
+                    client_fault(self.describe(), "too_big", f"a frame of {len(text)} characters")
                     conn.close(CLOSE_TOO_BIG)
                     return
                 if not self.budget.take():
-                    self.error("bad_message", "too many messages: slow down")
-                    conn.close(CLOSE_POLICY)
+                    self.fault("bad_message", "too many messages: slow down", CLOSE_POLICY)
                     return
                 await self.handle(text)
                 if conn.direct is None:

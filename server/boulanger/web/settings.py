@@ -7,6 +7,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..race.race import DEFAULT_COUNTDOWN_MS, DEFAULT_TIME_LIMIT_S
+from ..race.review import ReviewLimits
+
+_REVIEW = ReviewLimits()
 
 
 def _default_client_dir() -> Path:
@@ -17,6 +20,9 @@ def _default_client_dir() -> Path:
 @dataclass(slots=True)
 class Settings:
     broker_url: str = "memory://"
+    # Replicas an append must reach before it is acknowledged (Redis brokers:
+    # WAIT; 0: the primary's log is enough). See README, "Brokers".
+    replica_wait: int = 0
     client_dir: Path = field(default_factory=_default_client_dir)
     time_limit_s: int = DEFAULT_TIME_LIMIT_S
     countdown_ms: int = DEFAULT_COUNTDOWN_MS
@@ -28,19 +34,45 @@ class Settings:
     outbound_buffer_bytes: int = 256 * 1024
     message_burst: int = 40
     messages_per_second: float = 5.0
+    # Events sent in answer to resync (a snapshot counts as 8), per connection.
+    resync_burst: int = 128
+    resync_events_per_second: float = 16.0
     # Per client address.
     max_connections_per_address: int = 64
     races_per_minute_per_address: int = 20
+    # With Redis: how long a connection's place in its address's count
+    # outlives a process that stopped renewing it (boulanger.web.limits).
+    address_lease_s: float = 90.0
     # Budget for telling whether an explicit game code is winnable.
     solve_budget_s: float = 1.0
     # How long a finished race's replica stays in a process's memory.
     idle_race_s: float = 600.0
     # Daily challenge: days a day's leaderboard is kept after it ends (boulanger.web.daily).
     daily_retention_days: int = 90
+    # Orders the daily deals so that nobody can work out a future day's deal
+    # (boulanger.race.daily); the same in every process. Empty: the public schedule.
+    daily_secret: str = ""
+    # Results held for review beyond these limits of human play (boulanger.race.review,
+    # docs/fair-play.md); 0 turns a limit off.
+    review_min_actions: int = _REVIEW.min_actions
+    review_median_ms: int = _REVIEW.median_ms
+    review_fast_ms: int = _REVIEW.fast_ms
+    review_fast_share: float = _REVIEW.fast_share
+    review_par_ms: int = _REVIEW.par_ms
     # Quick races (boulanger.web.quick): one starts with this many players, or
     # this long after its second player joined.
     quick_race_players: int = 8
     quick_race_wait_s: float = 20.0
+
+    def review_limits(self) -> ReviewLimits:
+        """The review limits new races are created with."""
+        return ReviewLimits(
+            min_actions=self.review_min_actions,
+            median_ms=self.review_median_ms,
+            fast_ms=self.review_fast_ms,
+            fast_share=self.review_fast_share,
+            par_ms=self.review_par_ms,
+        )
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

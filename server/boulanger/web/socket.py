@@ -17,10 +17,12 @@ from ..broker import BrokerUnavailable
 from ..race import protocol as p
 from ..race.errors import ProtocolError
 from ..race.ids import new_player_id, new_secret
-from ..race.race import FINISHED, Duplicate
+from ..race.race import Duplicate
 from .connection import (
     CLOSE_NO_RACE,
+    CLOSE_POLICY,
     CLOSE_TRY_AGAIN,
+    TokenBucket,
 )
 from .hub import RaceHub, now_ms
 from .session import Session, limited_per_address, refuse
@@ -29,6 +31,10 @@ if TYPE_CHECKING:
     from .app import Server
 
 log = logging.getLogger(__name__)
+
+# A client further behind than this gets a snapshot instead of the events.
+RESYNC_EVENTS_MAX = 32
+SNAPSHOT_COST = 8
 
 
 @limited_per_address
@@ -52,6 +58,8 @@ class RaceSession(Session):
     def __init__(self, server: Server, hub: RaceHub, websocket: WebSocket) -> None:
         super().__init__(server, websocket)
         self.hub = hub
+        settings = server.settings
+        self.resync_budget = TokenBucket(settings.resync_burst, settings.resync_events_per_second)
 
     def describe(self) -> str:
         return f"race {self.hub.race_id} player {self.conn.player_id}"
@@ -63,7 +71,7 @@ class RaceSession(Session):
         try:
             message = p.decode_client(text)
         except ProtocolError as error:
-            self.error(error.code, error.reason)
+            self.fault(error.code, error.reason)
             return
         action_id = getattr(message, "action_id", None)
         try:
@@ -126,12 +134,20 @@ class RaceSession(Session):
         if conn.role is not None:
             raise ProtocolError("already_joined", "this connection has joined already")
         if message.role == "spectator":
+            if race.meta.daily is not None and race.code_hidden(now_ms()):
+                # Watching would show today's deal before one's own attempt.
+                raise ProtocolError("not_yet", "a daily attempt can be watched once its day ends")
             conn.role = "spectator"
         elif message.token is not None:
+            # This process's copy of the race may lag the log (events come by
+            # pub/sub), and the welcome must hold every action acknowledged to
+            # the player, wherever it was: catch up from the log first.
+            try:
+                await hub.catch_up()
+            except BrokerUnavailable:
+                raise ProtocolError("try_again", "the race cannot be read right now") from None
+            race = hub.race  # rebuilt meanwhile, if a failover lost events applied here
             player = race.player_by_token(message.token)
-            if player is None:
-                await hub.catch_up()  # the join may have been appended elsewhere just now
-                player = race.player_by_token(message.token)
             if player is None:
                 raise ProtocolError("bad_token", "no player of this race has that token")
             conn.role, conn.player_id = "player", player.player_id
@@ -153,18 +169,26 @@ class RaceSession(Session):
     def _welcome(self, token: str | None) -> str:
         race = self.hub.race
         pid = self.conn.player_id
-        game = race.players[pid].view() if pid is not None else None
         return p.Welcome(
-            self.conn.role or "spectator", pid, token, race.snapshot(now_ms()), game
+            self.conn.role or "spectator", pid, token, race.snapshot(now_ms()), race.game_of(pid)
         ).encode()
 
     def _resync(self, last_seq: int) -> None:
-        missed = self.hub.missed_since(last_seq)
+        """The events after ``last_seq``, or a snapshot when more than a few are missed.
+
+        What a resync sends counts against a budget of its own (a snapshot as
+        :data:`SNAPSHOT_COST` events): a 40-byte request must not buy a
+        stream of events that the message budget never sees.
+        """
+        missed = self.hub.missed_since(last_seq, RESYNC_EVENTS_MAX)
+        cost = SNAPSHOT_COST if missed is None else len(missed)
+        if not self.resync_budget.take(cost):
+            self.fault("bad_message", "too many resyncs: slow down", CLOSE_POLICY)
+            return
         if missed is None:
             race = self.hub.race
-            pid = self.conn.player_id
-            game = race.players[pid].view() if pid is not None else None
-            self.conn.send(p.Snapshot(race.snapshot(now_ms()), game).encode())
+            snapshot = p.Snapshot(race.snapshot(now_ms()), race.game_of(self.conn.player_id))
+            self.conn.send(snapshot.encode())
             return
         for text in missed:
             self.conn.send(text)
@@ -197,36 +221,43 @@ class RaceSession(Session):
             return
         if player_id not in race.players:
             raise ProtocolError("unknown_player", "no player with that id in this race")
-        me = race.players.get(conn.player_id or "")
-        allowed = (
-            conn.role == "spectator"
-            or race.state(now_ms()) == FINISHED
-            or (me is not None and me.done)
-            or player_id == conn.player_id
-        )
-        if not allowed:
-            raise ProtocolError("spectator", "players see others' boards once they have finished")
+        refusal = race.watch_refusal(conn.player_id, player_id, now_ms())
+        if refusal is not None:
+            raise refusal
         conn.watching = player_id
         conn.send(p.BoardUpdate(player_id, race.players[player_id].view()).encode())
 
     async def _rematch(self) -> None:
+        """One rematch per race: asking again answers the one opened (to this connection)."""
         race = self.hub.race
         player_id = self._player_id()
-        race.decide_rematch(player_id, "-", "-")  # refuse early, before creating anything
+        # Refuse early, before creating anything.
+        if race.decide_rematch(player_id, "-", "-") is None:
+            self.conn.send(race.rematch_message.encode())
+            return
+        # A rematch is a race created by the host: it counts against their address.
+        address = self.websocket.client.host if self.websocket.client else "?"
+        if not await self.server.addresses.may_create(address):
+            raise ProtocolError("too_many_races", "too many races created from this address")
         # The new race takes the old host key: the host's client already holds it.
         created = await self.server.create_race(
             cells=race.code.cells,
             practice=race.meta.practice,
+            open_boards=race.meta.open_boards,
             host_key_hash=race.meta.host_key_hash,
         )
-        new_id, code = created["race_id"], created["code"]
-        await self.hub.submit(lambda: race.decide_rematch(player_id, new_id, code))
+        new_id, code = created["race_id"], created["code"]  # code: null, the deal is secret
+        opened = await self.hub.submit(lambda: race.decide_rematch(player_id, new_id, code))
+        if opened is None:  # another connection's rematch came first: the new race goes unused
+            self.conn.send(race.rematch_message.encode())
 
     async def _hint(self) -> None:
         race = self.hub.race
         player_id = self._player_id()
         if not race.meta.practice:
             raise ProtocolError("no_hints", "hints are only for practice games")
+        if race.code.deal == self.server.daily.deal_today():
+            raise ProtocolError("daily_deal", "no hints on today's daily deal until the day ends")
         record = race.players[player_id].game.record()
         result, move = await self.server.hint(record)
         self.conn.send(p.HintResult(result, move).encode())

@@ -39,9 +39,15 @@ class SolverPool:
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
         return self._pool
 
-    def pick(self, cells: int) -> tuple[GameCode, int, bool]:
-        """A deal from the catalog of proven-winnable deals, and its par."""
+    def pick(self, cells: int, avoid: int | None = None) -> tuple[GameCode, int, bool]:
+        """A deal from the catalog of proven-winnable deals, and its par; never deal ``avoid``."""
         entry = catalog.pick(cells)
+        for _ in range(100):  # a catalog of one deal, that deal avoided: give up
+            if entry.code.deal != avoid:
+                break
+            entry = catalog.pick(cells)
+        else:
+            raise LookupError(f"no deal with {cells} cells but deal {avoid}")
         return entry.code, entry.par, True
 
     async def judge(self, code: GameCode, budget: float) -> tuple[bool | None, int | None]:

@@ -1,0 +1,436 @@
+"""The Redis Cluster broker: each race's log and channel on the shard that owns its slot.
+
+``redis-cluster://[user:password@]host:port[,host:port...]`` names some
+nodes of the cluster; the broker asks them for the slot map (``CLUSTER
+SLOTS``) and holds, for each primary, a :class:`Shard`: the raw append
+connection and the sharded pub/sub subscriber of :mod:`.node`, as the Redis
+broker holds one of each for its one Redis.
+
+- An append (a race's log, meta and reads too) goes to the primary that owns
+  the race's slot (every key and the channel of a race share the
+  ``{race_id}`` hash tag). ``MOVED`` is followed and refreshes the slot map;
+  ``ASK`` is followed with ``ASKING``; ``TRYAGAIN`` is tried again.
+- The append script publishes with ``SPUBLISH``: classic ``PUBLISH`` in a
+  cluster reaches every node, and its cost grows with the cluster. Each
+  channel is subscribed (``SSUBSCRIBE``) on the primary that owns its slot,
+  one subscriber connection per primary. After a shard's connection drops
+  (a primary killed, its replica taking over) or the slot map moves a
+  channel to another primary, its listeners are told to resync once the
+  new subscription is confirmed: what was published in between is lost.
+- The slot map is asked for again whenever a shard's connection fails or is
+  lost, on ``MOVED``, when a node unsubscribes a channel by itself (its slot
+  went elsewhere), and every ``refresh_interval`` seconds.
+
+Acknowledged means in the shard's primary's log; with ``replica_wait`` it
+also means on that many of its replicas (``WAIT``, see
+:class:`~.node.Appender`), so that a failover cannot lose it.
+
+The daily challenge's store uses redis-py's cluster client (:attr:`redis`),
+for plain commands and scripts on one slot each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+from typing import Any
+from urllib.parse import unquote
+
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+
+from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .node import (
+    REPLY_TIMEOUT_S,
+    Appends,
+    Endpoint,
+    ReplyRefused,
+    Subscription,
+    retrieved,
+)
+from .redis import (
+    RACE_TTL_S,
+    REPLICA_WAIT_MS,
+    _key,
+    append_command,
+    append_script,
+    check_script_loaded,
+    confirm_command,
+)
+from .resp import ProtocolError, Reply, ReplyError, RespReader, encode_command
+from .slots import Node, SlotMap, key_slot, redirect
+
+log = logging.getLogger(__name__)
+
+_APPEND = append_script("SPUBLISH")
+_APPEND_SHA = hashlib.sha1(_APPEND.encode()).hexdigest()
+_ASKING = encode_command("ASKING")
+REDIRECTS = 5  # MOVED/ASK/TRYAGAIN followed per command, at most
+REFRESH_GAP_S = 0.2  # between two slot map refreshes, at least
+
+
+def parse_cluster_url(url: str) -> tuple[list[Node], str]:
+    """The seed nodes of ``redis-cluster://[user:password@]host:port[,host:port...]``,
+    and a ``redis://`` URL of the first with the credentials (for :class:`Endpoint`)."""
+    rest = url.removeprefix("redis-cluster://")
+    if rest == url:
+        raise ValueError(f"not a redis-cluster:// URL: {url!r}")
+    rest = rest.split("/", 1)[0].split("?", 1)[0]
+    userinfo, _, hosts = rest.rpartition("@")
+    seeds: list[Node] = []
+    for item in hosts.split(","):
+        host, _, port = item.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"{item!r} in {url!r} is not host:port")
+        seeds.append((host.strip("[]"), int(port)))
+    first = f"[{seeds[0][0]}]" if ":" in seeds[0][0] else seeds[0][0]
+    auth = f"{userinfo}@" if userinfo else ""
+    return seeds, f"redis://{auth}{first}:{seeds[0][1]}/0"
+
+
+class Shard:
+    """A primary's connections: appends (and the race commands), and its channels' subscriber."""
+
+    def __init__(self, broker: RedisClusterBroker, node: Node) -> None:
+        self.node = node
+        endpoint = broker.endpoint.at(*node)
+        self.listeners: dict[str, set[Listener]] = {}
+        self.appends = Appends(
+            endpoint,
+            [encode_command("SCRIPT", "LOAD", _APPEND)],
+            check_script_loaded(_APPEND_SHA),
+            timeout=broker.append_timeout,
+            idle=broker.health_check_interval,
+            replicas=broker.replica_wait,
+            wait_ms=broker.replica_wait_ms,
+            scripts=(_APPEND,),
+            on_down=broker.want_refresh,
+        )
+        self.subscription = Subscription(
+            endpoint,
+            self.listeners,
+            sharded=True,
+            health_interval=broker.health_check_interval,
+            health_timeout=broker.health_check_timeout,
+            on_down=broker.want_refresh,
+            on_moved=broker.moved,
+        )
+
+    def start(self) -> None:
+        self.subscription.start()
+        self.appends.open()
+
+    async def close(self) -> None:
+        await self.appends.close()
+        await self.subscription.close()
+
+
+class RedisClusterBroker(Broker):
+    kind = "redis-cluster"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        health_check_interval: float = 10.0,
+        health_check_timeout: float = 5.0,
+        append_timeout: float = REPLY_TIMEOUT_S,
+        replica_wait: int = 0,
+        replica_wait_ms: int = REPLICA_WAIT_MS,
+        refresh_interval: float = 5.0,
+    ) -> None:
+        self.url = url
+        self.seeds, template = parse_cluster_url(url)
+        self.endpoint = Endpoint(template)  # credentials, TLS and timeouts of every node
+        self.health_check_interval = health_check_interval
+        self.health_check_timeout = health_check_timeout
+        self.append_timeout = append_timeout
+        self.replica_wait = replica_wait
+        self.replica_wait_ms = min(replica_wait_ms, int(append_timeout * 500))
+        self.refresh_interval = refresh_interval
+        username, _, password = template[len("redis://") :].rpartition("@")[0].partition(":")
+        self.redis: RedisCluster = RedisCluster(
+            startup_nodes=[ClusterNode(host, port) for host, port in self.seeds],
+            username=unquote(username) or None,
+            password=unquote(password) or None,
+            decode_responses=True,
+            socket_connect_timeout=2,
+            socket_timeout=5,
+        )
+        self.slots: SlotMap | None = None
+        self.mapped = asyncio.Event()  # set once a slot map is known
+        self._shards: dict[Node, Shard] = {}
+        self._listeners: dict[str, set[Listener]] = {}
+        self._homes: dict[str, Node] = {}  # channel -> the primary it is subscribed on
+        self._refresh = asyncio.Event()
+        self._refresher: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def __repr__(self) -> str:
+        return f"RedisClusterBroker({self.url!r})"
+
+    async def start(self) -> None:
+        self._refresher = asyncio.create_task(self._refresh_loop(), name="redis-cluster-slots")
+
+    async def close(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._refresher
+        shards, self._shards = list(self._shards.values()), {}
+        await asyncio.gather(*(shard.close() for shard in shards))
+        if self._closing:
+            await asyncio.wait(self._closing, timeout=2)
+        await self.redis.aclose()
+
+    async def ping(self) -> bool:
+        """True when the slot map is known and some primary answers."""
+        slots = self.slots
+        if slots is None:
+            return False
+        for node in sorted(slots.primaries()):
+            with contextlib.suppress(BrokerUnavailable):
+                if await self._command_at(node, encode_command("PING")) == "PONG":
+                    return True
+        return False
+
+    # -- the slot map ------------------------------------------------------
+
+    def want_refresh(self) -> None:
+        """Ask for the slot map again soon (a shard failed, a MOVED, a channel moved)."""
+        self._refresh.set()
+
+    def moved(self, channel: str) -> None:
+        """A primary unsubscribed ``channel`` by itself: its slot went elsewhere."""
+        node = self._homes.pop(channel, None)
+        shard = None if node is None else self._shards.get(node)
+        if shard is not None:
+            shard.listeners.pop(channel, None)
+        self.want_refresh()
+
+    async def _refresh_loop(self) -> None:
+        backoff = REFRESH_GAP_S
+        while True:
+            try:
+                self._apply(await self._fetch_slots())
+                backoff = REFRESH_GAP_S
+                wait = self.refresh_interval
+            except (OSError, ProtocolError, ValueError) as error:
+                log.warning("redis cluster slot map: %s", str(error) or type(error).__name__)
+                wait = backoff
+                backoff = min(backoff * 2, 2.0)
+            except Exception:  # a bug: log it, but keep the map alive
+                log.exception("redis cluster slot map refresh failed")
+                wait = backoff
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._refresh.wait()
+            self._refresh.clear()
+            await asyncio.sleep(REFRESH_GAP_S)  # a burst of failures: one refresh
+
+    async def _fetch_slots(self) -> SlotMap:
+        """The map as the first node that answers tells it: primaries, seeds, then replicas."""
+        known = self.slots.nodes if self.slots is not None else []
+        primaries = self.slots.primaries() if self.slots is not None else set()
+        candidates = dict.fromkeys([*(n for n in known if n in primaries), *self.seeds, *known])
+        errors = []
+        for node in candidates:
+            try:
+                return SlotMap.parse(
+                    await self._ask(node, encode_command("CLUSTER", "SLOTS")), node
+                )
+            except (OSError, ProtocolError, ValueError) as error:
+                errors.append(f"{node[0]}:{node[1]}: {str(error) or type(error).__name__}")
+        raise ConnectionError("no node answered: " + "; ".join(errors))
+
+    async def _ask(self, node: Node, command: bytes) -> Any:
+        """One command on a connection of its own (the slot map, asked for rarely)."""
+        endpoint = self.endpoint.at(*node)
+        async with asyncio.timeout(endpoint.connect_timeout + REPLY_TIMEOUT_S):
+            reader, writer = await asyncio.open_connection(*node, ssl=endpoint.ssl)
+            try:
+                writer.write(endpoint.hello + command)
+                resp, replies = RespReader(), list[Reply]()
+                while len(replies) < (2 if endpoint.hello else 1):
+                    data = await reader.read(1 << 16)
+                    if not data:
+                        raise ConnectionError("closed the connection")
+                    replies.extend(resp.feed(data))
+            finally:
+                writer.transport.abort()
+        for reply in replies:
+            if isinstance(reply, ReplyError):  # a refused AUTH, a node not in cluster mode
+                raise ConnectionError(f"answered {reply}")
+        return replies[-1]
+
+    def _apply(self, slots: SlotMap) -> None:
+        """Take a new map: a shard per primary, every channel on its slot's primary."""
+        if slots != self.slots:
+            log.info("redis cluster slot map: %s", slots)
+            self.slots = slots
+            for node in slots.primaries():
+                self._shard(node)
+        primaries = slots.primaries()
+        for node in [n for n in self._shards if n not in primaries]:
+            self._retire(node)  # a primary no more, or a MOVED's target not yet in a map
+        for channel in list(self._listeners):
+            self._home(channel, fresh=False)
+        self.mapped.set()
+
+    def _shard(self, node: Node) -> Shard:
+        shard = self._shards.get(node)
+        if shard is None:
+            shard = self._shards[node] = Shard(self, node)
+            shard.start()
+        return shard
+
+    def _retire(self, node: Node) -> None:
+        """Close a shard that is no primary any more (its channels are homed elsewhere)."""
+        shard = self._shards.pop(node)
+        for channel in list(shard.listeners):
+            if self._homes.get(channel) == node:
+                del self._homes[channel]
+        shard.listeners.clear()
+        task = asyncio.create_task(shard.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    def _home(self, channel: str, fresh: bool) -> None:
+        """Subscribe ``channel`` on the primary of its slot, if not there already.
+
+        A channel that moves (``fresh`` False) resyncs its listeners once the
+        new subscription is confirmed.
+        """
+        slots = self.slots
+        node = None if slots is None else slots.owner(key_slot(channel))
+        old = self._homes.get(channel)
+        if node == old:
+            return
+        if old is not None:
+            del self._homes[channel]
+            shard = self._shards.get(old)
+            if shard is not None:
+                shard.listeners.pop(channel, None)
+                shard.subscription.remove(channel)
+        if node is None:
+            return
+        shard = self._shard(node)
+        shard.listeners[channel] = self._listeners[channel]
+        self._homes[channel] = node
+        shard.subscription.add(channel, resync=not fresh)
+
+    # -- commands on a slot's primary --------------------------------------
+
+    def _owner(self, slot: int) -> Node:
+        node = None if self.slots is None else self.slots.owner(slot)
+        if node is None:
+            self.want_refresh()
+            raise BrokerUnavailable("the cluster's slot map is not known yet")
+        return node
+
+    async def _command(self, slot: int, command: bytes, resend: bytes | None = None) -> Any:
+        """``command`` on the primary that owns ``slot``, following redirections.
+
+        ``resend`` as :meth:`~.node.Appender.send` takes it (an append's);
+        None answers any reply but a redirection as it is.
+        """
+        node = self._owner(slot)
+        asking = False
+        for _ in range(REDIRECTS):
+            reply = await self._command_at(node, command, resend, asking)
+            if not isinstance(reply, ReplyError):
+                return reply
+            text = str(reply)
+            moved = redirect(text, node)
+            if moved is not None:
+                kind, _, node = moved
+                asking = kind == "ASK"
+                if not asking:
+                    self.want_refresh()
+                continue
+            if text.startswith("TRYAGAIN"):  # keys of the slot half migrated: soon
+                await asyncio.sleep(0.05)
+                node, asking = self._owner(slot), False
+                continue
+            if text.startswith("CLUSTERDOWN"):
+                self.want_refresh()
+            if resend is None:
+                return reply
+            raise ReplyRefused(text)
+        raise BrokerUnavailable(f"more than {REDIRECTS} redirections for slot {slot}")
+
+    async def _command_at(
+        self, node: Node, command: bytes, resend: bytes | None = None, asking: bool = False
+    ) -> Any:
+        """``command`` on ``node``'s append connection; an error reply comes back as a value."""
+        shard = self._shard(node)
+        appender = shard.appends.conn or await shard.appends.ready()
+        if asking:
+            appender.send(_ASKING, None).add_done_callback(retrieved)
+        try:
+            return await appender.send(command, resend)
+        except ReplyRefused as refused:
+            return ReplyError(*refused.args)
+
+    # -- race logs ---------------------------------------------------------
+
+    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
+        key = _key(race_id, "meta")
+        command = encode_command("SET", key, json.dumps(meta), "EX", RACE_TTL_S)
+        _check(await self._command(key_slot(key), command))
+
+    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+        key = _key(race_id, "meta")
+        text = _check(await self._command(key_slot(key), encode_command("GET", key)))
+        return None if text is None else dict(json.loads(text))
+
+    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+        command = append_command(_APPEND_SHA, race_id, event, condition)
+        return int(await self._command(key_slot(race_channel(race_id)), command, command))
+
+    async def confirm(self, race_id: str, event: dict[str, Any]) -> bool:
+        if not self.replica_wait:
+            return True
+        command = confirm_command(race_id, event)
+        return bool(await self._command(key_slot(race_channel(race_id)), command, b""))
+
+    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
+        key = _key(race_id, "log")
+        texts = _check(await self._command(key_slot(key), encode_command("LRANGE", key, after, -1)))
+        return [json.loads(text) for text in texts]
+
+    # -- pub/sub -----------------------------------------------------------
+
+    async def subscribe(self, channel: str, listener: Listener) -> None:
+        listeners = self._listeners.get(channel)
+        if listeners is not None:
+            listeners.add(listener)
+            return
+        self._listeners[channel] = {listener}
+        self._home(channel, fresh=True)
+
+    async def unsubscribe(self, channel: str, listener: Listener) -> None:
+        listeners = self._listeners.get(channel)
+        if listeners is None:
+            return
+        listeners.discard(listener)
+        if listeners:
+            return
+        del self._listeners[channel]
+        node = self._homes.pop(channel, None)
+        shard = None if node is None else self._shards.get(node)
+        if shard is not None:
+            shard.listeners.pop(channel, None)
+            shard.subscription.remove(channel)
+
+    async def publish(self, channel: str, data: str) -> None:
+        _check(await self._command(key_slot(channel), encode_command("SPUBLISH", channel, data)))
+
+
+def _check(reply: Any) -> Any:
+    """A reply, or :class:`BrokerUnavailable` for an error reply."""
+    if isinstance(reply, ReplyError):
+        raise ReplyRefused(str(reply))
+    return reply

@@ -1,0 +1,69 @@
+"""Display names: normalised, visible, and compared by their confusable skeleton."""
+
+from __future__ import annotations
+
+import pytest
+
+from boulanger.race.errors import ProtocolError
+from boulanger.race.names import clean_name, name_key
+
+
+@pytest.mark.parametrize(
+    "look_alike",
+    [
+        "Ann",
+        "ann",
+        "ANN",
+        "\u0410nn",  # Cyrillic capital A
+        "\u0430nn",  # Cyrillic small a
+        "\uff21nn",  # fullwidth A
+        "\U0001d400nn",  # mathematical bold A
+        "\u24b6nn",  # circled A
+        "Ann\u0301",  # combining acute
+        "A\u0301nn",
+        "A\u0336nn",  # combining long stroke overlay
+        " Ann  ",
+    ],
+)
+def test_look_alikes_share_a_key(look_alike: str) -> None:
+    assert name_key(clean_name(look_alike)) == name_key("Ann")
+
+
+def test_different_names_keep_different_keys() -> None:
+    keys = {name_key(clean_name(n)) for n in ["Ann", "Anne", "Bo", "Bob", "Jo", "Jon", "An n"]}
+    assert len(keys) == 7
+    assert name_key("BiII") == name_key("Bill")  # capital I looks like l
+
+
+def test_names_are_stored_in_nfkc_with_single_spaces() -> None:
+    assert clean_name("\uff21nn") == "Ann"
+    assert clean_name("  Ann \t  Lee ") == "Ann Lee"
+    assert clean_name("Ann\u00a0Lee") == "Ann Lee"  # no-break space
+    assert clean_name("Jose\u0301") == "Jos\u00e9"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "   ",
+        "x" * 25,
+        "A\u200bnn",  # zero width space
+        "Ann\u200d",  # zero width joiner
+        "Ann\u202e",  # right-to-left override
+        "\u3164",  # Hangul filler
+        "Ann\u115f",
+        "\u2800",  # braille blank
+        "Ann\ufe0f",  # variation selector
+        "A\x07nn",
+        "\u0301Ann",  # a mark on nothing
+        "a\u0301\u0302\u0303\u0304",  # zalgo
+        "\ud800nn",  # a lone surrogate
+        None,
+        5,
+    ],
+)
+def test_bad_names_are_refused(bad: object) -> None:
+    with pytest.raises(ProtocolError) as refused:
+        clean_name(bad)
+    assert refused.value.code == "bad_name"

@@ -1,0 +1,78 @@
+"""A rejoin's welcome holds every action acknowledged to the player, wherever it was.
+
+Two server processes on one Redis: A, a real ``boulanger serve``, and B, the
+same application served by uvicorn inside the test, so that the test can make
+B's copy of the race lag the log (its hub stops hearing pub/sub, as over a
+slow link) without touching the code under test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import uvicorn
+
+from boulanger.web.app import create_app
+from boulanger.web.settings import Settings
+from support.racer import Racer, create_race
+from support.servers import RedisProcess, ServerProcess, free_port
+
+CODE = "BK1-C4-AAAAAAB"
+MOVES = [("col1", "cell1"), ("col2", "cell2"), ("col3", "cell3")]
+
+
+@pytest.fixture
+async def in_process(own_redis: RedisProcess) -> AsyncIterator[tuple[uvicorn.Server, str]]:
+    """Server B: the application on the same Redis, served in this test's event loop."""
+    settings = Settings.from_env(broker_url=own_redis.url, countdown_ms=300)
+    app = create_app(settings)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    serving = asyncio.create_task(server.serve())
+    async with asyncio.timeout(10):
+        while not server.started:
+            await asyncio.sleep(0.02)
+    yield server, f"ws://127.0.0.1:{port}"
+    server.should_exit = True
+    await asyncio.wait_for(serving, 10)
+
+
+async def test_a_rejoin_on_a_lagging_process_reflects_every_acknowledged_action(
+    own_redis: RedisProcess, in_process: tuple[uvicorn.Server, str]
+) -> None:
+    server_b, ws_b = in_process
+    server_a = ServerProcess(own_redis.url, env={"BOULANGER_COUNTDOWN_MS": "300"})
+    server_a.start()
+    try:
+        created = await create_race(server_a.base, code=CODE)
+        race_id = created["race_id"]
+        ann = await Racer(server_a.ws_base, race_id).connect()
+        await ann.join("Ann", host_key=created["host_key"])
+        watcher = await Racer(ws_b, race_id).connect()  # B holds the race's hub
+        await watcher.spectate()
+        await ann.start()
+        state = server_b.config.app.state.server  # type: ignore[attr-defined]
+        hub = state.hubs._hubs[race_id]
+        async with asyncio.timeout(5):
+            while hub.race.start_at is None:
+                await asyncio.sleep(0.02)
+        # From here B hears nothing of the race: its copy lags the log.
+        await state.broker.unsubscribe(hub.channel, hub)
+        for src, dst in MOVES:
+            last = await ann.move(src, dst)
+            assert last["type"] == "ack"
+        assert hub.race.players[ann.player_id].game.record()["actions"] == []
+
+        back = await Racer(ws_b, race_id).connect()
+        welcome = await back.join(token=ann.token)
+        assert welcome["type"] == "welcome"
+        assert welcome["game"] == last["game"]  # every acknowledged move, the same board
+        assert welcome["race"]["seq"] == last["seq"]
+        # And it plays on from there, on B.
+        assert (await back.act("undo"))["type"] == "ack"
+        for racer in (ann, watcher, back):
+            await racer.close()
+    finally:
+        server_a.stop()
