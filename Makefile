@@ -1,4 +1,4 @@
-# Two commands: `make run` starts the server, `make test` runs every test.
+# Two commands: `make run` starts the server (its data in ./boulanger-data), `make test` runs every test.
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin

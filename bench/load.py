@@ -20,6 +20,8 @@ load generator pins itself to core 1):
 - ``baseline_gc``: the baseline with boulanger's garbage-collector policy
                 (only the young generations collected automatically);
 - ``memory``:   one ``boulanger serve`` on the embedded broker;
+- ``sqlite``:   one ``boulanger serve`` on a SQLite file in a temporary folder
+                (``boulanger serve``'s default; ``--sqlite-synchronous``);
 - ``redis``:    one ``boulanger serve`` on a throwaway redis-server;
 - ``redis2``:   two ``boulanger serve`` on one redis-server, each race's
                 players split across both processes;
@@ -59,6 +61,7 @@ import json
 import multiprocessing as mp
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -217,12 +220,19 @@ class Target:
     """The server side of a run: redis-server and server processes, pinned to core 0."""
 
     KINDS = (
-        "baseline", "baseline_q", "baseline_gc", "memory", "redis", "redis2", "redis2r",
+        "baseline", "baseline_q", "baseline_gc", "memory", "sqlite", "redis", "redis2", "redis2r",
         "cluster", "cluster_wait",
     )  # fmt: skip
     CLUSTER_PRIMARIES = 3
 
-    def __init__(self, kind: str, env: dict[str, str], fsync: str = "everysec") -> None:
+    def __init__(
+        self,
+        kind: str,
+        env: dict[str, str],
+        fsync: str = "everysec",
+        synchronous: str = "full",
+        window_ms: float = 0.0,
+    ) -> None:
         if kind not in self.KINDS:
             raise ValueError(f"target must be one of {self.KINDS}")
         self.kind = kind
@@ -230,7 +240,11 @@ class Target:
         if kind == "cluster_wait":
             self.env["BOULANGER_REPLICA_WAIT"] = "1"
         self.fsync = fsync
+        self.synchronous = synchronous
+        self.window_ms = window_ms
         self.dir = tempfile.mkdtemp(prefix="boulanger-bench-")
+        self.db = Path(self.dir) / "boulanger.db"
+        self.figures: dict[str, Any] = {}  # read as the target stops (the SQLite file's)
         self.redises: list[subprocess.Popen[bytes]] = []  # one, or the cluster's nodes
         self.servers: list[subprocess.Popen[bytes]] = []
         self.ports: list[int] = []
@@ -333,6 +347,10 @@ class Target:
 
     def start(self) -> None:
         broker = "memory://"
+        if self.kind == "sqlite":
+            broker = f"sqlite:///{self.db}?synchronous={self.synchronous}"
+            if self.window_ms:
+                broker += f"&window_ms={self.window_ms:g}"
         if self.kind.startswith("redis"):
             broker = f"redis://127.0.0.1:{self._redis('redis')}/0"
         elif self.kind.startswith("cluster"):
@@ -360,6 +378,10 @@ class Target:
             self.ports.append(port)
             wait_healthy(port, proc, f"{self.kind} server")
 
+    def db_bytes(self) -> int:
+        """The SQLite file and its WAL, in bytes."""
+        return sum(p.stat().st_size for p in (self.db, Path(f"{self.db}-wal")) if p.exists())
+
     def stop(self) -> None:
         procs = [*self.servers, *self.redises]
         for proc in procs:
@@ -368,6 +390,9 @@ class Target:
                     os.killpg(proc.pid, signal.SIGTERM)
         for proc in procs:
             stop_group(proc)
+        if self.kind == "sqlite":
+            self.figures.update(sqlite_figures(Path(self.dir) / "server0.log"))
+            self.figures["db_bytes_closed"] = self.db_bytes()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def log_tail(self, lines: int = 20) -> str:
@@ -376,6 +401,24 @@ class Target:
             text = path.read_text(errors="replace").splitlines()[-lines:]
             out.append(f"--- {path.name}\n" + "\n".join(text))
         return "\n".join(out)
+
+
+def sqlite_figures(log: Path) -> dict[str, Any]:
+    """The group commit's figures, from the line the SQLite broker logs as it closes."""
+    pattern = re.compile(
+        r"(\d+) appends and (\d+) other writes in (\d+) transactions .* at most (\d+) jobs"
+    )
+    found = pattern.search(log.read_text(errors="replace")) if log.exists() else None
+    if found is None:
+        return {}
+    appends, others, transactions, largest = map(int, found.groups())
+    return {
+        "sqlite_appends": appends,
+        "sqlite_other_writes": others,
+        "sqlite_transactions": transactions,
+        "sqlite_appends_per_transaction": round(appends / max(1, transactions), 2),
+        "sqlite_largest_transaction": largest,
+    }
 
 
 # -- deals and solutions ----------------------------------------------------
@@ -1139,7 +1182,13 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
     pin(LOAD_CORE)
     deals = solutions(args.deals)
     countdown_ms = args.countdown_ms
-    target = Target(args.target, server_env(args.pace, countdown_ms), args.redis_fsync)
+    target = Target(
+        args.target,
+        server_env(args.pace, countdown_ms),
+        args.redis_fsync,
+        getattr(args, "sqlite_synchronous", "full"),
+        getattr(args, "sqlite_window_ms", 0.0),
+    )
     result: dict[str, Any] = {
         "target": args.target,
         "pace": "idle" if idle else args.pace,
@@ -1247,6 +1296,9 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
                 round(max(0.0, b - o), 1) for b, o in zip(busy, ours, strict=False)
             ]
             result["loadavg"] = Path("/proc/loadavg").read_text().split()[0]
+            if target.kind == "sqlite":
+                result["db_bytes"] = target.db_bytes()
+                result["races"] = race_count
         merged = merge(
             [receive(pipe, proc, 60)[1] for pipe, proc in zip(pipes, procs, strict=True)]
         )
@@ -1263,6 +1315,7 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
         if getattr(args, "keep_logs", False):
             print(target.log_tail())
         target.stop()
+        result.update(target.figures)
     return result
 
 
@@ -1381,6 +1434,7 @@ def show(result: dict[str, Any]) -> None:
         "server_cpu_pct", "redis_cpu_pct", "loadgen_cpu_pct", "others_pct", "loadavg", "server_rss_kb",
         "kb_per_idle_player", "rss_start_kb", "rss_idle_kb", "errors", "disconnects",
         "close_codes", "retries", "lost_events", "disordered_events", "missing_at_end",
+        "db_bytes", "sqlite_appends_per_transaction", "sqlite_largest_transaction",
     ]  # fmt: skip
     print("  " + ", ".join(f"{k}={result[k]}" for k in keys if k in result), flush=True)
 
@@ -1462,6 +1516,11 @@ def report(results: list[dict[str, Any]]) -> None:
                 f" lost={r['lost_events']}+{r['missing_at_end']}"
                 f" retries={sum(r.get('retries', {}).values())}"
             )
+            if r.get("sqlite_transactions"):
+                line += (
+                    f" appends/txn={r['sqlite_appends_per_transaction']}"
+                    f" (largest {r['sqlite_largest_transaction']}) db={r.get('db_bytes')}"
+                )
             if r.get("accepted_per_s"):
                 cost = sum(r["server_cpu_pct"]) * 10 / r["accepted_per_s"]
                 line += f" cpu_ms/action={cost:.3f}"
@@ -1573,6 +1632,18 @@ def main() -> None:
             help="bots' WebSocket client: a lean RFC 6455 client, or the websockets library",
         )
         p.add_argument("--redis-fsync", choices=["always", "everysec", "off"], default="everysec")
+        p.add_argument(
+            "--sqlite-synchronous",
+            choices=["full", "normal"],
+            default="full",
+            help="the sqlite target's synchronous setting (full: an fsync per commit)",
+        )
+        p.add_argument(
+            "--sqlite-window-ms",
+            type=float,
+            default=0.0,
+            help="the sqlite target's commit window (the writer waits this long for more)",
+        )
         p.add_argument("--settle-s", type=float, default=3.0, help="idle: wait before RSS")
         p.add_argument("--seed", type=int, default=1)
         p.add_argument(

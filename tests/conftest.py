@@ -58,11 +58,19 @@ def redis_server(redis_proc: RedisProcess) -> Iterator[ServerProcess]:
     server.stop()
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(scope="session")
+def sqlite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    path = tmp_path_factory.mktemp("sqlite") / "boulanger.db"
+    server = ServerProcess(f"sqlite:///{path}", env=FAST_TEST_ENV)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def server(request: pytest.FixtureRequest) -> ServerProcess:
-    """The race suite runs on both brokers."""
-    fixture = "memory_server" if request.param == "memory" else "redis_server"
-    proc: ServerProcess = request.getfixturevalue(fixture)
+    """The race suite runs on every broker."""
+    proc: ServerProcess = request.getfixturevalue(f"{request.param}_server")
     return proc
 
 

@@ -1,4 +1,4 @@
-"""The ``boulanger`` command line: ``deal`` and ``replay``.
+"""The ``boulanger`` command line: ``deal``, ``replay``, and the data of ``serve`` and ``backup``.
 
 ``replay`` is checked against games won by an independent solver, Freecell
 Solver (``fc-solve``, Debian package freecell-solver-bin): its solution is
@@ -401,3 +401,22 @@ def test_serve_trusts_forwarded_addresses_only_from_loopback_by_default(
     assert build_parser().parse_args(["serve"]).forwarded_allow_ips == "127.0.0.1"
     monkeypatch.setenv("BOULANGER_FORWARDED_ALLOW_IPS", "172.30.80.2")
     assert build_parser().parse_args(["serve"]).forwarded_allow_ips == "172.30.80.2"
+
+
+# -- serve and backup: the data directory -----------------------------------------
+
+
+def test_serve_refuses_a_data_dir_it_cannot_make(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    found = boulanger("serve", "--port", "0", "--data-dir", str(tmp_path / "a-file" / "data"))
+    assert found.returncode == 1 and found.stderr.startswith("boulanger serve: ")
+    refused = boulanger("serve", "--port", "0", "--broker", "sqlite:///b.db?synchronous=off")
+    assert refused.returncode == 1 and "synchronous='off'" in refused.stderr
+
+
+def test_backup_needs_a_database(tmp_path: Path) -> None:
+    found = boulanger("backup", str(tmp_path / "copy.db"), "--data-dir", str(tmp_path))
+    assert found.returncode == 1 and "no database at" in found.stderr
+    assert not (tmp_path / "copy.db").exists()
+    redis = boulanger("backup", str(tmp_path / "copy.db"), "--broker", "redis://127.0.0.1:1/0")
+    assert redis.returncode == 1 and "bad SQLite URL" in redis.stderr

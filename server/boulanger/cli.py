@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .engine import EngineError, Game, GameCode, RecordError
@@ -101,8 +103,6 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 
 def _cmd_catalog(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from .solver import catalog
 
     def report(deal: int, result: str, par: int | None, progress: catalog.Progress) -> None:
@@ -129,12 +129,45 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
     return 0
 
 
+DEFAULT_DATA_DIR = "boulanger-data"
+DB_NAME = "boulanger.db"
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    return Path(args.data_dir or os.environ.get("BOULANGER_DATA_DIR") or DEFAULT_DATA_DIR)
+
+
+def _broker_url(args: argparse.Namespace) -> str:
+    """--broker, else BOULANGER_BROKER_URL, else the SQLite file in the data directory
+    (created on first use): what a server keeps survives its restart."""
+    url = args.broker or os.environ.get("BOULANGER_BROKER_URL")
+    if url:
+        return str(url)
+    data_dir = _data_dir(args)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{data_dir / DB_NAME}"
+
+
+def _cmd_backup(args: argparse.Namespace) -> int:
+    from .broker.sqlite_file import SqliteUrl, backup
+
+    try:
+        source = SqliteUrl.parse(args.broker).path if args.broker else _data_dir(args) / DB_NAME
+        size = backup(source, Path(args.dest))
+    except (ValueError, OSError, sqlite3.Error) as error:
+        print(f"boulanger backup: {error}", file=sys.stderr)
+        return 1
+    print(f"boulanger backup: {source} -> {args.dest} ({size} bytes)")
+    return 0
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     import gc
     import logging
 
     import uvicorn
 
+    from .broker.sqlite_file import FileInUse
     from .web import logs
     from .web.app import create_app
     from .web.settings import Settings
@@ -142,8 +175,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    settings = Settings.from_env(broker_url=args.broker)
-    app = create_app(settings)
+    try:
+        settings = Settings.from_env(broker_url=_broker_url(args))
+        app = create_app(settings)
+    except (FileInUse, ValueError, OSError) as error:  # the file locked, a bad URL or path
+        print(f"boulanger serve: {error}", file=sys.stderr)
+        return 1
     # Full collections of a heap with many live games stall every socket of
     # the process (they made the latency p99 in bench/load.py). Startup
     # objects are frozen out of collection, the oldest generation is
@@ -210,7 +247,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--broker",
         default=None,
-        help="memory:// (default, embedded) or redis://host:port/db; also BOULANGER_BROKER_URL",
+        help="sqlite:///FILE (default: DATA_DIR/boulanger.db), memory:// (nothing kept) or"
+        " redis://host:port/db; also BOULANGER_BROKER_URL",
+    )
+    serve.add_argument(
+        "--data-dir",
+        default=None,
+        help="where the default SQLite file lives (default ./boulanger-data, created on first"
+        " use); also BOULANGER_DATA_DIR",
     )
     serve.add_argument("--log-level", default="info")
     serve.add_argument(
@@ -221,6 +265,14 @@ def build_parser() -> argparse.ArgumentParser:
         " clients could then choose the address their limits count",
     )
     serve.set_defaults(func=_cmd_serve)
+
+    back = sub.add_parser(
+        "backup", help="copy the server's SQLite file, safely while it runs (online backup)"
+    )
+    back.add_argument("dest", help="the copy to write (must not exist)")
+    back.add_argument("--data-dir", default=None, help="as for serve (default ./boulanger-data)")
+    back.add_argument("--broker", default=None, help="a sqlite:///FILE URL instead of --data-dir")
+    back.set_defaults(func=_cmd_backup)
     return parser
 
 

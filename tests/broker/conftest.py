@@ -1,11 +1,12 @@
-"""Every broker, for tests that must hold on each: the embedded one, a real Redis, a real
-Redis Cluster."""
+"""Every broker, for tests that must hold on each: in memory, on SQLite, in a real Redis,
+on a real Redis Cluster."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -15,11 +16,13 @@ from boulanger.broker import Broker, open_broker
 B = TypeVar("B", bound=Broker)
 
 
-@pytest.fixture(params=["memory", "redis", "cluster"])
-async def broker(request: pytest.FixtureRequest) -> AsyncIterator[Broker]:
+@pytest.fixture(params=["memory", "sqlite", "redis", "cluster"])
+async def broker(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Broker]:
     url = "memory://"
     if request.param == "redis":
         url = request.getfixturevalue("redis_proc").url
+    elif request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'boulanger.db'}"
     elif request.param == "cluster":
         url = request.getfixturevalue("redis_cluster").url
     opened = open_broker(url)

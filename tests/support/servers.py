@@ -120,10 +120,20 @@ class RedisProcess:
 
 
 class ServerProcess:
-    """``boulanger serve`` as a real process on a free port."""
+    """``boulanger serve`` as a real process on a free port.
 
-    def __init__(self, broker_url: str = "memory://", env: dict[str, str] | None = None) -> None:
+    ``broker_url`` None starts it without ``--broker`` (its default: the
+    SQLite file in ``--data-dir``, one of ``args``).
+    """
+
+    def __init__(
+        self,
+        broker_url: str | None = "memory://",
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+    ) -> None:
         self.broker_url = broker_url
+        self.args = args
         self.port = free_port()
         self.env = {**os.environ, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
@@ -142,11 +152,14 @@ class ServerProcess:
     def start(self) -> None:
         args = [
             sys.executable, "-m", "boulanger", "serve",
-            "--host", "127.0.0.1", "--port", str(self.port),
-            "--broker", self.broker_url, "--log-level", "warning",
+            "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
+            *(("--broker", self.broker_url) if self.broker_url is not None else ()), *self.args,
         ]  # fmt: skip
         with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(args, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+            # A session of its own: a kill takes its solver workers with it.
+            self.proc = subprocess.Popen(
+                args, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         _wait_for(
             lambda: httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200,
             30,
@@ -155,13 +168,20 @@ class ServerProcess:
         )
 
     def stop(self, kill: bool = False) -> None:
+        """SIGTERM (a clean shutdown), or SIGKILL to the process and its children (a crash)."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            if kill:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            else:
+                self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+            # Whatever of its session outlived it (a solver worker can): gone too.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc = None
 
     def output(self) -> str:

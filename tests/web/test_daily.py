@@ -57,10 +57,17 @@ def module_redis() -> Iterator[RedisProcess]:
     proc.cleanup()
 
 
-@pytest.fixture(scope="module", params=["memory", "redis"])
-def daily_server(request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
+@pytest.fixture(scope="module", params=["memory", "sqlite", "redis"])
+def daily_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
     """A server of this module's own (daily attempts count against the race creation limit)."""
-    url = "memory://" if request.param == "memory" else request.getfixturevalue("module_redis").url
+    if request.param == "redis":
+        url = request.getfixturevalue("module_redis").url
+    elif request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('daily') / 'boulanger.db'}"
+    else:
+        url = "memory://"
     proc = ServerProcess(url, env=FAST)
     proc.start()
     yield proc

@@ -11,7 +11,7 @@ from support.servers import ServerProcess
 async def test_health_pages_and_compressed_client(server: ServerProcess) -> None:
     async with httpx.AsyncClient(base_url=server.base) as http:
         health = (await http.get("/healthz")).json()
-        assert health["ok"] is True and health["broker"] in ("memory", "redis")
+        assert health["ok"] is True and health["broker"] in ("memory", "sqlite", "redis")
         for path in ("/", "/race/anything", "/daily", "/practice"):
             page = await http.get(path)
             assert page.status_code == 200 and "<html" in page.text.lower()

@@ -1,8 +1,10 @@
 """The broker: each race's ordered event log, and pub/sub fan-out between processes.
 
-Three implementations share this interface: :mod:`.memory` (embedded, one
-process, nothing to install), :mod:`.redis` (shared by many processes) and
-:mod:`.cluster` (the same on a Redis Cluster, each race on its shard).
+Four implementations share this interface: :mod:`.sqlite` (embedded, one
+process, one durable file: what ``boulanger serve`` uses by default),
+:mod:`.memory` (embedded, nothing kept: for tests and trying), :mod:`.redis`
+(shared by many processes) and :mod:`.cluster` (the same on a Redis Cluster,
+each race on its shard).
 """
 
 from __future__ import annotations
@@ -88,8 +90,8 @@ class Broker(abc.ABC):
 
 
 def open_broker(url: str | None, replica_wait: int = 0) -> Broker:
-    """A broker chosen by URL: ``memory://`` (the default), ``redis://host:port/db``
-    or ``redis-cluster://host:port[,host:port...]``.
+    """A broker chosen by URL: ``memory://`` (the default), ``sqlite:///path/to/file.db``,
+    ``redis://host:port/db`` or ``redis-cluster://host:port[,host:port...]``.
 
     ``replica_wait``: replicas an append must reach before it is acknowledged
     (Redis brokers only; ``WAIT``).
@@ -106,7 +108,11 @@ def open_broker(url: str | None, replica_wait: int = 0) -> Broker:
         from .cluster import RedisClusterBroker
 
         return RedisClusterBroker(url, replica_wait=replica_wait)
+    if url.startswith("sqlite:"):
+        from .sqlite import SqliteBroker
+
+        return SqliteBroker(url)
     raise ValueError(
-        f"unknown broker URL {url!r}: use memory://, redis://host:port "
-        "or redis-cluster://host:port[,host:port...]"
+        f"unknown broker URL {url!r}: use sqlite:///path/to/file.db, memory://, "
+        "redis://host:port or redis-cluster://host:port[,host:port...]"
     )

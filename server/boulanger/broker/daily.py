@@ -1,9 +1,10 @@
 """The daily challenge's store: attempts, results, game records and streaks of each day.
 
-Two implementations, chosen by the broker: :class:`MemoryDailyStore` keeps
+Three implementations, chosen by the broker: :class:`MemoryDailyStore` keeps
 everything in this process's memory (in ``MemoryBroker.extra``; lost when the
-process stops, like the memory broker's races) and :class:`RedisDailyStore`
-keeps it in Redis, durable and shared by every server process.
+process stops, like the memory broker's races), :class:`RedisDailyStore`
+keeps it in Redis, durable and shared by every server process, and
+``SqliteDailyStore`` (:mod:`.sqlite_daily`) in the SQLite broker's file.
 
 Redis layout, for a day ``D`` (``YYYY-MM-DD``; the ``{D}`` hash tag keeps a
 day's keys on one Redis Cluster shard)::
@@ -170,6 +171,12 @@ def open_daily_store(broker: Broker, retention_days: int) -> DailyStore:
     """The daily store that goes with ``broker``."""
     if broker.kind in ("redis", "redis-cluster"):
         return RedisDailyStore(broker, retention_days)
+    if broker.kind == "sqlite":
+        from .sqlite import SqliteBroker
+        from .sqlite_daily import SqliteDailyStore
+
+        assert isinstance(broker, SqliteBroker)
+        return SqliteDailyStore(broker, retention_days)
     return MemoryDailyStore(broker, retention_days)
 
 
