@@ -87,6 +87,7 @@ class Server:
         args = [
             sys.executable, "-m", "boulanger", "serve",
             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
+            "--broker", "memory://",  # a fresh server each run, none sharing a file
         ]  # fmt: skip
         try:
             self.proc = subprocess.Popen(
