@@ -609,6 +609,23 @@ def test_a_result_beyond_human_pace_shows_held(players: Any, review_server: Serv
     assert "under 100 ms" in (row.locator(".tag.held").get_attribute("title") or "")
     mine = ann.page.locator(".results-table tbody tr.me")
     expect(mine.locator(".tag.held")).to_have_count(0)  # too few actions to judge
+    # At 390 px nothing of the table runs out of its cell or of the panel,
+    # and a mark is not broken over two lines.
+    overflow = ann.page.evaluate(
+        """() => {
+            const panel = document.querySelector('.results').getBoundingClientRect();
+            const out = [];
+            for (const el of document.querySelectorAll('.results-table td, .results-table .tag')) {
+                const box = el.getBoundingClientRect();
+                const cell = el.closest('td').getBoundingClientRect();
+                if (el.scrollWidth > el.clientWidth + 1 || box.right > cell.right + 1
+                    || box.right > panel.right) out.push(el.textContent);
+                if (el.matches('.tag') && el.getClientRects().length > 1) out.push(el.textContent);
+            }
+            return out;
+        }"""
+    )
+    assert overflow == [], overflow
     ann.screenshot("held-results-phone")
 
 
