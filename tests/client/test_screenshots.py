@@ -4,7 +4,9 @@ touch) and a desktop size (1440x900), taken from a real race.
 Run with BOULANGER_UPDATE_SCREENSHOTS=1 to write them into docs/screenshots/
 (the README shows two); otherwise they go to test-artifacts/screenshots/docs/
 and the test checks that every page was taken at its size. Motion is reduced
-so that no card is caught mid-flight. The deal is named: BK1-C4-AAAAAAC.
+so that no card is caught mid-flight. The lobby is a race on a deal the
+server picks (none is shown before the start); the race is on a named deal,
+BK1-C4-AAAAAAC.
 """
 
 from __future__ import annotations
@@ -61,13 +63,22 @@ def test_screenshots_of_every_page(players: Any) -> None:
         expect(ann.page.locator("main h1")).to_be_visible()
         taken.append(shoot(ann, f"{size}-home"))
 
+        # The lobby of a race on a deal the server picks, as most are: no
+        # code before the start.
+        ann.page.click("button[name=create]")
+        ann.page.wait_for_selector(".lobby")
+        join(bo, ann.page.input_value("#share-link"))
+        expect(ann.page.locator(".players .player")).to_have_count(2)
+        expect(ann.page.locator(".race-head")).to_contain_text("deal shown at the start")
+        taken.append(shoot(ann, f"{size}-lobby"))
+
+        # The race itself on the named deal (a code the host typed shows from the lobby on).
+        ann.page.goto(ann.base + "/")
         ann.page.fill("#home-code", DEAL)
         ann.page.click("button[name=create]")
         ann.page.wait_for_selector(".lobby")
         join(bo, ann.page.input_value("#share-link"))
         expect(ann.page.locator(".players .player")).to_have_count(2)
-        taken.append(shoot(ann, f"{size}-lobby"))
-
         ann.page.click("button.start")
         wait_playing(ann)
         wait_playing(bo)
