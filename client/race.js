@@ -448,7 +448,7 @@ export class RaceView {
     this.startSent = false;
     this.rematchSent = false;
     this.render();
-    const watchRefused = ['unknown_player', 'boards_hidden', 'spectator'].includes(msg.code) && this.watching;
+    const watchRefused = ['unknown_player', 'boards_hidden', 'watch_refused', 'not_yet', 'spectator'].includes(msg.code) && this.watching;
     if (watchRefused) {
       // A board that is not shown (yet): the track still follows everyone.
       this.watching = null;
@@ -1055,6 +1055,7 @@ function rejectText(code) {
     already_started: 'the race has started',
     not_host: 'only the host can do that',
     boards_hidden: 'boards are hidden until their players finish',
+    watch_refused: 'you see the others\' boards once you have finished',
     not_yet: 'a daily game can be watched once its day is over',
   }[code] || code || 'refused';
 }

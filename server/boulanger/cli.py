@@ -188,11 +188,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     gc.collect()
     gc.freeze()
     gc.set_threshold(700, 10, 1_000_000)
-    print(f"boulanger: serving on http://{args.host}:{args.port}/ (broker: {settings.broker_url})")
+    where = f"http://{args.host}:{args.port}/" if args.fd is None else f"socket fd {args.fd}"
+    print(f"boulanger: serving on {where} (broker: {settings.broker_url})")
     config = uvicorn.Config(
         app,
         host=args.host,
         port=args.port,
+        fd=args.fd,
         ws="auto",
         ws_max_size=settings.max_frame_bytes,
         # Messages are small and many: compressing each one per connection
@@ -255,6 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="where the default SQLite file lives (default ./boulanger-data, created on first"
         " use); also BOULANGER_DATA_DIR",
+    )
+    serve.add_argument(
+        "--fd",
+        type=int,
+        default=None,
+        help="serve on this inherited, listening socket instead of --host/--port",
     )
     serve.add_argument("--log-level", default="info")
     serve.add_argument(

@@ -101,7 +101,7 @@ async def test_a_refused_connection_fails_promptly_and_is_retried(
         start = time.monotonic()
         with pytest.raises(BrokerUnavailable):
             await broker.append("down", event(1), Condition())
-        assert time.monotonic() - start < 2  # refused at once, far from the 5 s timeout
+        assert time.monotonic() - start < 4  # refused at once, not after the 5 s timeout
     own_redis.start()
     assert await append_once_back(broker, "down", 1) == 2  # AOF kept seq 1
 
@@ -118,7 +118,7 @@ async def test_a_silent_redis_times_out_the_appends(
         )
         elapsed = time.monotonic() - start
         assert all(isinstance(result, BrokerUnavailable) for result in results)
-        assert 0.4 < elapsed < 2  # append_timeout=0.5
+        assert 0.4 < elapsed < 4  # append_timeout=0.5, not the 5 s default
     # The answers that did not come may yet have been applied: the log says.
     seq = await append_once_back(broker, "stopped", 99)
     assert seq == len(await broker.read("stopped", 0))
@@ -190,7 +190,8 @@ async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
 async def test_an_idle_connection_to_a_silent_redis_is_dropped_before_an_append_needs_it(
     own_redis: RedisProcess,
 ) -> None:
-    options = {"health_check_interval": 0.2, "append_timeout": 0.3}
+    # A PING 0.2 s after the last reply; an answer later than 1 s ends the connection.
+    options = {"health_check_interval": 0.2, "append_timeout": 1.0}
     async with started(RedisBroker(own_redis.url, **options)) as broker:
         assert await broker.append("idle", event(0), Condition()) == 1
         appender = broker._appends.conn
@@ -198,7 +199,7 @@ async def test_an_idle_connection_to_a_silent_redis_is_dropped_before_an_append_
         await asyncio.sleep(0.6)  # idle and healthy: PINGed, answered, kept
         assert broker._appends.conn is appender and not appender.closed
         with own_redis.paused():
-            async with asyncio.timeout(3):  # a PING after 0.2 s, unanswered for 0.3 s
+            async with asyncio.timeout(5):  # a PING after 0.2 s, unanswered for 1 s
                 while not appender.closed:
                     await asyncio.sleep(0.02)
         assert await append_once_back(broker, "idle", 1) == 2

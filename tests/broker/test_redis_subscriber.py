@@ -82,7 +82,7 @@ async def test_a_silent_connection_is_detected_by_the_health_check(
         with own_redis.paused():
             start = time.monotonic()
             await eventually(lambda: not broker.connected.is_set(), timeout=5)
-            assert time.monotonic() - start < 2
+            assert time.monotonic() - start < 4  # the PING's 0.3 s, not the socket's end
         await asyncio.wait_for(broker.connected.wait(), 15)
         await broker.publish("bk:silent", "back")
         await eventually(lambda: "back" in listener.messages)

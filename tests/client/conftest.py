@@ -10,19 +10,17 @@ import contextlib
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support.servers import ServerProcess
+
 playwright_sync = pytest.importorskip("playwright.sync_api")
+# Assertions wait for their condition this long (Playwright's default is 5 s).
+playwright_sync.expect.set_options(timeout=10_000)
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
@@ -34,11 +32,12 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
-# A short countdown keeps the suite quick; the budget lets a scripted winner
-# play a whole solution without pausing (a person never comes near it), and
-# no review holds its result (review_server below has the review on).
+# A countdown long enough to be seen on a busy machine, short enough to keep
+# the suite quick; the budget lets a scripted winner play a whole solution
+# without pausing (a person never comes near it), and no review holds its
+# result (review_server below has the review on).
 SERVER_ENV = {
-    "BOULANGER_COUNTDOWN_MS": "1200",
+    "BOULANGER_COUNTDOWN_MS": "3000",
     "BOULANGER_MESSAGES_PER_SECOND": "100",
     "BOULANGER_MESSAGE_BURST": "200",
     "BOULANGER_PING_INTERVAL_S": "2",  # so that the tests see pings answered
@@ -61,84 +60,23 @@ def _chromium() -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _healthy(base: str) -> bool:
-    with (
-        contextlib.suppress(OSError, ValueError),
-        urllib.request.urlopen(f"{base}/healthz", timeout=1) as answer,
-    ):
-        return bool(json.load(answer).get("ok"))
-    return False
-
-
-class Server:
-    """``python -m boulanger serve`` on a free loopback port."""
-
-    def __init__(self, **env: str) -> None:
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        handle, path = tempfile.mkstemp(prefix="boulanger-client-", suffix=".log")
-        self.log_path = Path(path)
-        args = [
-            sys.executable, "-m", "boulanger", "serve",
-            "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
-            "--broker", "memory://",  # a fresh server each run, none sharing a file
-        ]  # fmt: skip
-        try:
-            self.proc = subprocess.Popen(
-                args,
-                env={**os.environ, **SERVER_ENV, **env},
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-            )
-        finally:
-            os.close(handle)
-
-    def wait(self, timeout: float = 20) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.proc.returncode}: {self.tail()}")
-            if _healthy(self.base):
-                return
-            time.sleep(0.05)
-        raise TimeoutError(f"the server did not answer /healthz in {timeout} s: {self.tail()}")
-
-    def tail(self) -> str:
-        return self.log_path.read_text(errors="replace")[-2000:]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log_path.unlink(missing_ok=True)
-
-
 @pytest.fixture(scope="session")
-def server() -> Iterator[Server]:
-    proc = Server()
+def server() -> Iterator[ServerProcess]:
+    """One ``boulanger serve`` for the browser tests (its deals: see TEST_CATALOG_SEED)."""
+    proc = ServerProcess("memory://", env=SERVER_ENV)
+    proc.start()
     try:
-        proc.wait()
         yield proc
     finally:
         proc.stop()
 
 
 @pytest.fixture(scope="module")
-def review_server() -> Iterator[Server]:
+def review_server() -> Iterator[ServerProcess]:
     """A server that reviews results (the default limits of human play)."""
-    proc = Server(BOULANGER_REVIEW_MIN_ACTIONS="10")
+    proc = ServerProcess("memory://", env={**SERVER_ENV, "BOULANGER_REVIEW_MIN_ACTIONS": "10"})
+    proc.start()
     try:
-        proc.wait()
         yield proc
     finally:
         proc.stop()
@@ -205,7 +143,7 @@ class Player:
 
 
 @pytest.fixture
-def players(browser: Any, server: Server) -> Iterator[Callable[..., Player]]:
+def players(browser: Any, server: ServerProcess) -> Iterator[Callable[..., Player]]:
     """Make players (browser contexts); closed after the test, which fails on page errors.
 
     ``base`` makes a player of another server (``review_server``).

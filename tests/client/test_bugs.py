@@ -16,6 +16,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from boulanger.race import daily as d
+from support.days import clear_of_midnight
 
 from .conftest import Player
 from .test_browser import (
@@ -92,6 +93,7 @@ def play_daily(p: Player) -> None:
 
 
 def test_daily_result_is_a_result_and_follows_the_leaderboard(players: Any) -> None:
+    clear_of_midnight(180)  # two players read the day's deal, then play it: on one day
     dee = players("Dee2")
     play_daily(dee)
     banner = dee.page.locator(".banner.status-won")

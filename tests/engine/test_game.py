@@ -326,6 +326,17 @@ def test_double_tap_run_into_the_leftmost_empty_column() -> None:
     assert move == Move("col1", "col4", 2)
 
 
+def test_double_tap_moves_a_whole_column_into_an_empty_one() -> None:
+    # docs/protocol.md, double_tap: col1 is nothing but the run 9C 8C 7C and TC
+    # is covered, so the only destination is the empty col5. The move is legal
+    # and gains nothing; the server makes it (one action, no points).
+    text = board_text({1: "9C 8C 7C", 2: "TC KD"}, empty={5})
+    move, game = double_tap(text, "9C")
+    assert move == Move("col1", "col5", 3)
+    assert (game.actions, game.score) == (1, 0)
+    assert not game.board.columns[0]
+
+
 def test_double_tap_run_too_big_for_any_destination() -> None:
     # 0 free cells and 1 empty column: 2 cards onto a column, 1 into the empty one.
     text = board_text({1: "KH 9C 8C 7C", 5: "TC"}, ["AH", "2H", "3H", "4H"], empty={8})

@@ -66,7 +66,7 @@ def test_who_may_watch_whom(open_boards: bool) -> None:
     assert _refusal(log, "p1", "p1") == "boards_hidden"
     log.start()
     assert _refusal(log, "p1", "p1") is None
-    assert _refusal(log, "p1", "p2") == "spectator"  # still playing: no one else's board
+    assert _refusal(log, "p1", "p2") == "watch_refused"  # still playing: no one else's board
     log.act("p2", p.Resign("r2"), 10)
     assert _refusal(log, None, "p2") is None  # finished: anyone may
     assert _refusal(log, "p2", "p3") == (None if open_boards else "boards_hidden")

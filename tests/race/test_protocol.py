@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from pathlib import Path
 
 import pytest
 
+import boulanger
 from boulanger.race import protocol as p
 from boulanger.race.errors import ERROR_CODES, ProtocolError
-from support.protocol_doc import examples, section
+from boulanger.web import connection
+from support.protocol_doc import DOC, examples, section
 
 CLIENT = examples(section("Client messages"))
 SERVER = examples(section("Server messages"))
@@ -48,6 +52,102 @@ def test_every_error_code_is_documented() -> None:
     assert documented == set(ERROR_CODES)
 
 
+PACKAGE = Path(boulanger.__file__).parent
+_CODE = re.compile(r"[a-z][a-z_]*")
+# Calls that refuse with a code: the code is their first string argument of
+# the first two (ProtocolError(code, reason), error(status, code, reason),
+# Refused(status, code, reason), self.error(code, reason), Reject(id, code, ...)).
+_REFUSING = {"ProtocolError", "Refused", "error", "Error", "Reject"}
+
+
+def _codes_in_source() -> set[str]:
+    """Every error code written literally in the server's source."""
+    found: set[str] = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                if name in _REFUSING:
+                    for arg in node.args[:2]:
+                        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                            if _CODE.fullmatch(arg.value):
+                                found.add(arg.value)
+                            break
+            elif isinstance(node, ast.Dict):  # {"error": {"code": "...", ...}}
+                for key, value in zip(node.keys, node.values, strict=True):
+                    if (
+                        isinstance(key, ast.Constant)
+                        and key.value == "error"
+                        and isinstance(value, ast.Dict)
+                    ):
+                        found.update(
+                            v.value
+                            for k, v in zip(value.keys, value.values, strict=True)
+                            if isinstance(k, ast.Constant) and k.value == "code"
+                            if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                        )
+    return found
+
+
+def _documented_codes() -> set[str]:
+    """Codes in the document's tables: the WebSocket ones and the HTTP ones."""
+    websocket = re.findall(r"^\| `([a-z_]+)` \|", section("Error codes"), re.M)
+    http = re.findall(r"^\| (?:\d{3}|any) \| `([a-z_]+)` \|", section("HTTP"), re.M)
+    return {*websocket, *http}
+
+
+def test_every_error_code_the_server_can_send_is_documented() -> None:
+    in_source = _codes_in_source()
+    # The scan finds the codes it must (it would find nothing if the code changed shape).
+    assert {"not_joined", "bad_code", "no_client", "unknown_entry", "internal"} <= in_source
+    assert (in_source | set(ERROR_CODES)) - _documented_codes() == set()
+
+
+def test_every_close_code_is_documented() -> None:
+    documented = {int(c) for c in re.findall(r"^\| (\d{4}) \|", section("Connection"), re.M)}
+    constants = {v for k, v in vars(connection).items() if k.startswith("CLOSE_")}
+    assert len(constants) >= 10
+    assert constants <= documented
+    # And nothing documented that the server never sends.
+    assert documented <= constants
+
+
+def test_the_document_names_every_message_type_it_mentions() -> None:
+    """Message types quoted in the text exist (no stale names after a rename)."""
+    quoted = set(re.findall(r"`([a-z_]+)` event", DOC))
+    assert quoted <= set(p.SERVER_MESSAGES), quoted - set(p.SERVER_MESSAGES)
+
+
+def test_ref_is_echoed_only_when_given() -> None:
+    assert "ref" not in p.Ack("a1", 3, None, {}).to_wire()
+    assert p.Ack("a1", 3, None, {}, ref="r1").to_wire()["ref"] == "r1"
+    error = p.Error("bad_message", "why").to_wire()
+    assert error == {"type": "error", "code": "bad_message", "reason": "why"}
+    assert p.decode_client('{"type": "ping", "t": 1, "ref": "x"}') == p.Ping(1, ref="x")
+
+
+@pytest.mark.parametrize(
+    ("frame", "ref", "action_id"),
+    [
+        ('{"type": "move", "action_id": "a9", "src": 3, "ref": "r9"}', "r9", "a9"),
+        ('{"type": "move", "action_id": "a9", "src": "col1"}', None, "a9"),
+        ('{"type": "start", "extra": 1, "ref": "r1"}', "r1", None),
+        ('{"type": "teleport", "ref": "r2"}', "r2", None),
+        ('{"type": "ping", "ref": ""}', None, None),  # not a valid ref: nothing to echo
+        ('{"type": "undo", "action_id": "' + "x" * 65 + '", "ref": "r3"}', "r3", None),
+        ('{"type": "ping", "ref": ["r4"]}', None, None),
+    ],
+)
+def test_a_refusal_carries_the_ids_it_could_read(
+    frame: str, ref: str | None, action_id: str | None
+) -> None:
+    with pytest.raises(ProtocolError) as refused:
+        p.decode_client(frame)
+    assert refused.value.code in ("bad_message", "unknown_type")
+    assert (refused.value.ref, refused.value.action_id) == (ref, action_id)
+
+
 @pytest.mark.parametrize(
     ("frame", "code"),
     [
@@ -68,6 +168,9 @@ def test_every_error_code_is_documented() -> None:
         ('{"type": "join", "role": "king"}', "bad_message"),
         ('{"type": "start", "extra": 1}', "bad_message"),
         ('{"type": "resync"}', "bad_message"),
+        ('{"type": "resync", "last_seq": 1, "ref": ""}', "bad_message"),
+        ('{"type": "hint", "ref": "' + "r" * 65 + '"}', "bad_message"),
+        ('{"type": "hint", "ref": 7}', "bad_message"),
         ("[" * 100000 + "]" * 100000, "bad_json"),
     ],
 )

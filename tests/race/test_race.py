@@ -160,6 +160,60 @@ def test_resigning_ends_a_race_and_ranks_everyone() -> None:
         log.race.decide_action("p2", p.Undo("late"), 700)
 
 
+def test_a_resigned_game_says_resigned_everywhere() -> None:
+    log = Log(countdown_ms=0)
+    log.join("Ann", "p1", host=True)
+    log.join("Bo", "p2")
+    log.start()
+    log.act("p1", p.MoveAction("m1", "col1", "cell1"), 10)
+    before = log.race.players["p1"].view()
+    progress = log.act("p1", p.Resign("r1"), 20)
+    assert isinstance(progress, p.Progress) and progress.player["status"] == "resigned"
+    game = log.race.players["p1"].view()  # what its ack, a welcome and a board show
+    assert game["status"] == "resigned"
+    assert {**game, "status": before["status"]} == before  # the board and numbers stay
+    assert log.race.standing(log.race.players["p1"]).status == "resigned"
+
+
+def test_actions_count_moves_and_undos_but_not_a_resign() -> None:
+    log = Log(countdown_ms=0)
+    log.join("Ann", "p1", host=True)
+    log.start()
+    counts = []
+    for action in (
+        p.MoveAction("m1", "col1", "cell1"),
+        p.Undo("u1"),  # one more action; the move it takes back still counted
+        p.MoveAction("m2", "col1", "cell1"),
+        p.Resign("r1"),  # not an action
+    ):
+        message = log.act("p1", action, 10)
+        assert isinstance(message, p.Progress)
+        counts.append(message.player["actions"])
+    assert counts == [1, 2, 3, 3]
+    # A refused action and a repeated action id count nothing either.
+    assert log.race.players["p1"].game.actions == 3
+    assert len(log.race.record("p1")["actions"]) == 3
+
+
+def test_final_ranks_for_everyone_once_the_race_is_over() -> None:
+    log = Log(countdown_ms=0, time_limit_s=60)
+    log.join("Ann", "p1", host=True)
+    log.join("Bo", "p2")
+    log.join("Cy", "p3")
+    log.start(now=0)
+    log.act("p2", p.MoveAction("m1", "col1", "cell1"), 10)
+    log.act("p3", p.Resign("r3"), 20)
+    running = log.race.snapshot(30)
+    assert [pl["rank"] for pl in running["players"]] == [None, None, None]
+    over = log.append(log.race.decide_over(60_000))
+    assert isinstance(over, p.RaceOver) and over.reason == "time_limit"
+    assert [s["rank"] for s in over.standings] == [1, 2, 3]
+    finished = log.race.snapshot(60_001)
+    ranks = {pl["player_id"]: pl["rank"] for pl in finished["players"]}
+    assert [ranks[pid] for pid in finished["leaderboard"]] == [1, 2, 3]
+    assert finished["leaderboard"] == [s["player_id"] for s in over.standings]
+
+
 def test_the_time_limit_ends_a_race() -> None:
     log = Log(countdown_ms=0, time_limit_s=60)
     log.join("Ann", "p1", host=True)

@@ -73,13 +73,35 @@ class Racer:
             raise ConnectionError(f"connection closed with {message['code']}")
         return message
 
-    async def expect(self, *types: str, timeout: float = 5.0) -> dict[str, Any]:
+    async def expect(self, *types: str, timeout: float = 10.0) -> dict[str, Any]:
         """The next message of one of ``types`` (others are skipped)."""
         async with asyncio.timeout(timeout):
             while True:
                 message = await self._next()
                 if message["type"] in types:
                     return message
+
+    async def answer(
+        self, until: str, *, events: bool = False, timeout: float = 10.0, **message: Any
+    ) -> list[dict[str, Any]]:
+        """Send ``message``; every message received until one of type ``until``, that one last.
+
+        What was received before the message was sent is dropped first, and
+        the server's pings are left out, and so are events unless ``events``
+        (the answer to a resync has some; live events may come any time).
+        """
+        while not self.inbox.empty():
+            if self.inbox.get_nowait()["type"] == "_closed":
+                raise ConnectionError(f"connection closed with {self.close_code}")
+        await self.send(**message)
+        received = []
+        async with asyncio.timeout(timeout):
+            while True:
+                reply = await self._next()
+                if reply["type"] != "ping" and (events or reply["type"] not in EVENT_TYPES):
+                    received.append(reply)
+                if reply["type"] == until:
+                    return received
 
     async def join(self, name: str | None = None, **extra: Any) -> dict[str, Any]:
         await self.send(type="join", role="player", name=name, **extra)
@@ -100,7 +122,7 @@ class Racer:
     async def act(self, kind: str, **fields: Any) -> dict[str, Any]:
         action_id = fields.pop("action_id", None) or f"a{next(self._ids)}"
         await self.send(type=kind, action_id=action_id, **fields)
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(15):
             while True:
                 message = await self._next()
                 if message["type"] in ("ack", "reject") and message["action_id"] == action_id:

@@ -18,12 +18,31 @@ import httpx
 import redis
 
 REPO = Path(__file__).resolve().parents[2]
+LOGS = REPO / "test-artifacts" / "logs"
+PORT_ATTEMPTS = 5
+
+
+# Every server the tests start gets its catalog deals in a fixed sequence
+# (BOULANGER_CATALOG_SEED): a race created without a code is the same race on
+# every run. A test that needs a particular deal still names its game code.
+TEST_CATALOG_SEED = "boulanger-tests"
 
 
 def free_port() -> int:
+    """A port nobody listens on right now (another process may take it before us:
+    prefer :func:`listening_socket`, or retry as :class:`RedisProcess` does)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def listening_socket(port: int = 0) -> socket.socket:
+    """A loopback socket bound and listening: its port is ours until it is closed."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(128)
+    return sock
 
 
 def _wait_for(
@@ -56,12 +75,31 @@ class RedisProcess:
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="boulanger-redis-")
         self.proc: subprocess.Popen[bytes] | None = None
+        self.started_once = False
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
+        """Start redis-server; on its first start, on another port if the one chosen was taken.
+
+        A port found free can be taken by another process before redis-server
+        binds it: it then exits at once, and another port is tried. (A restart
+        keeps its port: the clients hold its URL.)
+        """
+        attempts = 1 if self.started_once else PORT_ATTEMPTS
+        for attempt in range(attempts):
+            try:
+                self._start_once()
+                self.started_once = True
+                return
+            except RuntimeError:
+                if attempt == attempts - 1:
+                    raise
+                self.port = free_port()
+
+    def _start_once(self) -> None:
         args = [
             self.binary,
             "--bind", "127.0.0.1",
@@ -74,13 +112,35 @@ class RedisProcess:
             *self.options,
         ]  # fmt: skip
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _wait_for(self._answers, 10, "redis-server", self.proc)
+        try:
+            _wait_for(self._answers, 10, "redis-server", self.proc)
+        except BaseException:
+            self.stop(kill=True)
+            raise
 
     def _answers(self) -> bool:
+        """Whether *our* redis-server answers on the port (not another one that holds it)."""
+        assert self.proc is not None
         with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
-            sock.sendall(b"PING\r\n")
-            # PONG, or NOAUTH when it wants a password: either way it is up.
-            return sock.recv(16).startswith((b"+PONG", b"-NOAUTH"))
+            password = self._password()
+            if password is not None:
+                sock.sendall(f"AUTH {password}\r\n".encode())
+            sock.sendall(b"INFO server\r\n")
+            reply = b""
+            while b"process_id:" not in reply or not reply.endswith(b"\r\n"):
+                data = sock.recv(65536)
+                if not data:
+                    return False
+                reply += data
+                if reply.startswith(b"-") or b"\r\n-" in reply:
+                    return False  # loading, or refused: not ready
+            return f"process_id:{self.proc.pid}\r\n".encode() in reply
+
+    def _password(self) -> str | None:
+        options = self.options
+        if "--requirepass" in options:
+            return options[options.index("--requirepass") + 1]
+        return None
 
     def stop(self, kill: bool = False) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -120,8 +180,11 @@ class RedisProcess:
 
 
 class ServerProcess:
-    """``boulanger serve`` as a real process on a free port.
+    """``boulanger serve`` as a real process, on a port the tests hold.
 
+    The test process binds and listens on the socket itself and hands it to
+    the server (``--fd``): no other process can take the port between the
+    choice and the server's start. Its log goes to ``test-artifacts/logs/``.
     ``broker_url`` None starts it without ``--broker`` (its default: the
     SQLite file in ``--data-dir``, one of ``args``).
     """
@@ -134,12 +197,12 @@ class ServerProcess:
     ) -> None:
         self.broker_url = broker_url
         self.args = args
-        self.port = free_port()
-        self.env = {**os.environ, **(env or {})}
+        self.listener: socket.socket | None = listening_socket()
+        self.port = int(self.listener.getsockname()[1])
+        self.env = {**os.environ, "BOULANGER_CATALOG_SEED": TEST_CATALOG_SEED, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
-        handle, path = tempfile.mkstemp(prefix="boulanger-server-", suffix=".log")
-        os.close(handle)
-        self.log_path = Path(path)
+        LOGS.mkdir(parents=True, exist_ok=True)
+        self.log_path = LOGS / f"server-{self.port}-{os.getpid()}.log"
 
     @property
     def base(self) -> str:
@@ -150,22 +213,38 @@ class ServerProcess:
         return f"ws://127.0.0.1:{self.port}"
 
     def start(self) -> None:
+        # Started again after a stop: the port was given up with the old process.
+        listener = self.listener or listening_socket(self.port)
+        self.listener = None
+        fd = listener.fileno()
         args = [
             sys.executable, "-m", "boulanger", "serve",
-            "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
+            "--fd", str(fd), "--log-level", "warning",
             *(("--broker", self.broker_url) if self.broker_url is not None else ()), *self.args,
         ]  # fmt: skip
-        with self.log_path.open("ab") as log:
-            # A session of its own: a kill takes its solver workers with it.
-            self.proc = subprocess.Popen(
-                args, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        try:
+            with self.log_path.open("ab") as log:
+                # A session of its own: a kill takes its solver workers with it.
+                self.proc = subprocess.Popen(
+                    args,
+                    env=self.env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(fd,),
+                    start_new_session=True,
+                )
+        finally:
+            listener.close()  # the server has its own copy: the port is its alone
+        try:
+            _wait_for(
+                lambda: httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200,
+                30,
+                "boulanger serve",
+                self.proc,
             )
-        _wait_for(
-            lambda: httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200,
-            30,
-            "boulanger serve",
-            self.proc,
-        )
+        except BaseException as error:
+            self.stop(kill=True)
+            raise RuntimeError(f"boulanger serve did not start: {self.tail()}") from error
 
     def stop(self, kill: bool = False) -> None:
         """SIGTERM (a clean shutdown), or SIGKILL to the process and its children (a crash)."""
@@ -183,9 +262,15 @@ class ServerProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc = None
+        if self.listener is not None:  # never started
+            self.listener.close()
+            self.listener = None
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def tail(self) -> str:
+        return self.output()[-2000:] if self.log_path.exists() else ""
 
 
 @contextlib.contextmanager

@@ -59,13 +59,14 @@ async def test_a_slow_client_is_dropped_and_delays_nobody(fast_server: ServerPro
     slow = await connect(f"{server.ws_base}/ws/races/{created['race_id']}", sock=sock, max_queue=1)
     await slow.send(json.dumps({"type": "join", "role": "spectator"}))
     await slow.send(json.dumps({"type": "watch", "player_id": ann.player_id}))
-    await asyncio.sleep(0.2)
+    # Its join and watch are through (their answers read), then it never reads again.
+    assert json.loads(await slow.recv())["type"] == "welcome"
+    assert json.loads(await slow.recv())["type"] == "board"
 
     # Ann plays 6,000 actions, pipelined: about 6 MB of events for the
     # watcher, more than the kernel's socket buffers hold.
     total = 6000
-    loop = asyncio.get_running_loop()
-    started = loop.time()
+    # Each batch is answered within its bound: Ann is never stalled for good.
     for batch in range(0, total, 100):
         for i in range(batch, batch + 100):
             if i % 2 == 0:
@@ -78,7 +79,6 @@ async def test_a_slow_client_is_dropped_and_delays_nobody(fast_server: ServerPro
                 assert answer["type"] == "ack", answer
                 if answer["action_id"] == f"m{batch + 99}":
                     break
-    elapsed = loop.time() - started
     # Bo, who reads, saw every one of Ann's actions, in order.
     await bo.wait_event("progress", timeout=30, player_id=ann.player_id, actions=total)
     seqs = [e["seq"] for e in bo.events if e["type"] == "progress"]
@@ -89,7 +89,6 @@ async def test_a_slow_client_is_dropped_and_delays_nobody(fast_server: ServerPro
             while True:
                 await slow.recv()
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
-    assert elapsed < 60  # generous: the point is that Ann was never stalled for good
     await slow.close()
     for racer in (ann, bo):
         await racer.close()

@@ -140,7 +140,7 @@ async def test_boards_of_players_still_playing_reach_nobody_else(server: ServerP
     await ann.start()
     refused = await _watch(spectator, ann.player_id)
     assert refused["type"] == "error" and refused["code"] == "boards_hidden"
-    assert (await _watch(bo, ann.player_id))["code"] == "spectator"
+    assert (await _watch(bo, ann.player_id))["code"] == "watch_refused"
     for src, dst in (("col1", "cell1"), ("col2", "cell2"), ("col3", "cell3")):
         assert (await ann.move(src, dst))["type"] == "ack"
     await spectator.wait_event("progress", player_id=ann.player_id, actions=3)
@@ -179,7 +179,7 @@ async def test_open_boards_let_spectators_watch_live(server: ServerProcess) -> N
     assert (await ann.move("col1", "cell1"))["type"] == "ack"
     live = await spectator.expect("board")
     assert live["player_id"] == ann.player_id and live["game"]["board"]["cells"][0] == "6S"
-    assert (await _watch(bo, ann.player_id))["code"] == "spectator"  # players: once finished
+    assert (await _watch(bo, ann.player_id))["code"] == "watch_refused"  # players: once finished
     await _close(ann, bo, spectator)
 
 

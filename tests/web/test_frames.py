@@ -25,7 +25,7 @@ from boulanger.web.app import create_app
 from boulanger.web.connection import CLOSE_TRY_AGAIN, Connection
 from boulanger.web.frames import DirectSocket, RawSend, text_frame
 from boulanger.web.settings import Settings
-from support.servers import free_port
+from support.servers import listening_socket
 
 
 def _parse(data: bytes) -> Frame:
@@ -57,18 +57,17 @@ def test_no_raw_send_means_no_direct_socket() -> None:
 @contextlib.asynccontextmanager
 async def _uvicorn(app: ASGIApp, deflate: bool, lifespan: str = "off") -> AsyncIterator[str]:
     """``app`` on a uvicorn server in this loop, as ``boulanger serve`` runs it; yields host:port."""
-    port = free_port()
+    sock = listening_socket()  # held from now on: no other process can take the port
+    port = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
-        host="127.0.0.1",
-        port=port,
         ws="auto",
         ws_per_message_deflate=deflate,
         lifespan=lifespan,
         log_level="warning",
     )
     server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
+    task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
             task.result()  # raises what stopped the server
@@ -79,6 +78,7 @@ async def _uvicorn(app: ASGIApp, deflate: bool, lifespan: str = "off") -> AsyncI
     finally:
         server.should_exit = True
         await task
+        sock.close()
 
 
 @contextlib.asynccontextmanager
@@ -112,7 +112,8 @@ async def test_the_race_server_writes_its_frames_itself() -> None:
     app = create_app(Settings())
     async with _uvicorn(app, deflate=False, lifespan="on") as address:
         async with httpx.AsyncClient() as http:
-            created = (await http.post(f"http://{address}/api/races", json={})).json()
+            body = {"code": "BK1-C4-AAAAAAB"}
+            created = (await http.post(f"http://{address}/api/races", json=body)).json()
         race_id = created["race_id"]
         async with connect(f"ws://{address}/ws/races/{race_id}") as ws:
             join = {"type": "join", "name": "Ann", "host_key": created["host_key"]}
@@ -149,7 +150,10 @@ async def test_a_client_that_does_not_read_is_closed_with_1013(deflate: bool, di
         _serve(deflate, sends=40_000, limit=64 * 1024, pad=1000) as seen,
         connect(seen["url"], max_queue=1) as client,
     ):
-        await asyncio.sleep(0.5)  # not reading meanwhile
+        # Not reading until the server has given up on this client.
+        async with asyncio.timeout(60):
+            while "code" not in seen:
+                await asyncio.sleep(0.01)
         with pytest.raises(ConnectionClosed) as closed:
             while True:
                 await client.recv()

@@ -73,7 +73,7 @@ async def test_full_race(server: ServerProcess, winning_actions: list[dict]) -> 
 
     # Players never see another's board while racing; after finishing they may.
     await bo.send(type="watch", player_id=ann.player_id)
-    assert (await bo.expect("error"))["code"] == "spectator"
+    assert (await bo.expect("error"))["code"] == "watch_refused"
 
     # Bo and Cy resign: the race is over, with the same final standings for all.
     assert (await bo.act("resign"))["type"] == "ack"
@@ -167,14 +167,14 @@ async def test_hints_only_in_practice(memory_server: ServerProcess) -> None:
     assert (await ann.expect("error"))["code"] == "no_hints"
     await ann.close()
 
-    practice = await create_race(memory_server.base, cells=4, practice=True)
+    practice = await create_race(memory_server.base, code=CODE, practice=True)
     assert practice["winnable"] is True
     solo = await Racer(memory_server.ws_base, practice["race_id"]).connect()
     await solo.join("Solo", host_key=practice["host_key"])
     await solo.start()
-    await solo.send(type="hint")
+    await solo.send(type="hint", ref="h1")
     hint = await solo.expect("hint_result", timeout=30)
-    assert hint["result"] == "won" and hint["move"] is not None
+    assert hint["result"] == "won" and hint["move"] is not None and hint["ref"] == "h1"
     answer = await solo.move(hint["move"]["src"], hint["move"]["dst"], hint["move"]["count"])
     assert answer["type"] == "ack"
     await solo.close()

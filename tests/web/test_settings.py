@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from boulanger.web.settings import Settings
+from boulanger.web.solving import SolverPool
 
 
 def test_environment_then_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -28,3 +29,18 @@ def test_defaults_are_the_documented_limits(monkeypatch: pytest.MonkeyPatch) -> 
     assert settings.broker_url == "memory://"
     assert (settings.message_burst, settings.messages_per_second) == (40, 5.0)
     assert settings.max_frame_bytes == 16 * 1024 and settings.outbound_buffer_bytes == 256 * 1024
+
+
+def test_a_catalog_seed_fixes_the_deals_of_races_created_without_a_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BOULANGER_CATALOG_SEED", "tests")
+    seed = Settings.from_env().catalog_seed
+    assert seed == "tests" and Settings().catalog_seed == ""
+
+    def deals(pool: SolverPool) -> list[str]:
+        return [str(pool.pick(cells)[0]) for cells in (4, 4, 2, 4, 1, 4)]
+
+    picked = deals(SolverPool(seed))
+    assert deals(SolverPool(seed)) == picked  # the same sequence, process after process
+    assert len(set(picked)) > 1 and deals(SolverPool("other")) != picked

@@ -53,10 +53,12 @@ CREATE TABLE IF NOT EXISTS daily_entries (
     key_hash TEXT NOT NULL,
     ranking_key TEXT NOT NULL,
     entry TEXT NOT NULL,
+    -- 1: held for review (kept for its player, off the leaderboard).
+    held INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (day, entry_id)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS daily_entries_by_player ON daily_entries (day, key_hash);
-CREATE INDEX IF NOT EXISTS daily_entries_by_rank ON daily_entries (day, ranking_key);
+CREATE INDEX IF NOT EXISTS daily_entries_by_rank ON daily_entries (day, held, ranking_key);
 CREATE TABLE IF NOT EXISTS daily_records (
     day INTEGER NOT NULL,
     entry_id INTEGER NOT NULL,
@@ -88,9 +90,13 @@ def unpack_record(blob: bytes) -> dict[str, Any]:
     return dict(json.loads(zlib.decompress(blob)))
 
 
-def _rank(conn: sqlite3.Connection, day: int, key: str) -> int:
+def _rank(conn: sqlite3.Connection, day: int, key: str, held: int = 0) -> int | None:
+    """The entry's place on the day's leaderboard; None when it is held off it."""
+    if held:
+        return None
     before = conn.execute(
-        "SELECT count(*) FROM daily_entries WHERE day = ? AND ranking_key < ?", (day, key)
+        "SELECT count(*) FROM daily_entries WHERE day = ? AND held = 0 AND ranking_key < ?",
+        (day, key),
     ).fetchone()[0]
     return int(before) + 1
 
@@ -147,36 +153,42 @@ class SqliteDailyStore(DailyStore):
         packed = pack_record(record)
         if self._expired(day):
             # Past its retention: answered, published, and forgotten at once, as on Redis.
-            recorded = Recorded(True, RankedEntry(1, 1, entry))
-            await self.broker.publish(daily_channel(day), published(day, recorded.ranked))
+            held = entry.review is not None
+            recorded = Recorded(True, RankedEntry(None if held else 1, 1, entry))
+            if not held:
+                await self.broker.publish(daily_channel(day), published(day, recorded.ranked))
             return recorded
 
         def write(conn: sqlite3.Connection) -> Recorded:
             row = conn.execute(
-                "SELECT entry_id, ranking_key, entry FROM daily_entries"
+                "SELECT entry_id, ranking_key, entry, held FROM daily_entries"
                 " WHERE day = ? AND key_hash = ?",
                 (number, key_hash),
             ).fetchone()
             if row is not None:
                 stored = DailyEntry.from_dict(json.loads(row[2]))
-                recorded = Recorded(False, RankedEntry(_rank(conn, number, row[1]), row[0], stored))
+                rank = _rank(conn, number, row[1], row[3])
+                recorded = Recorded(False, RankedEntry(rank, row[0], stored))
             else:
                 entry_id = conn.execute(
                     "SELECT coalesce(max(entry_id), 0) + 1 FROM daily_entries WHERE day = ?",
                     (number,),
                 ).fetchone()[0]
                 key = ranking_key(entry, entry_id)
+                held = int(entry.review is not None)
                 conn.execute(
-                    "INSERT INTO daily_entries (day, entry_id, key_hash, ranking_key, entry)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (number, entry_id, key_hash, key, text),
+                    "INSERT INTO daily_entries (day, entry_id, key_hash, ranking_key, entry, held)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (number, entry_id, key_hash, key, text, held),
                 )
                 conn.execute(
                     "INSERT INTO daily_records (day, entry_id, record) VALUES (?, ?, ?)",
                     (number, entry_id, packed),
                 )
-                recorded = Recorded(True, RankedEntry(_rank(conn, number, key), entry_id, entry))
-            if recorded.ranked.entry.result == WON:
+                recorded = Recorded(
+                    True, RankedEntry(_rank(conn, number, key, held), entry_id, entry)
+                )
+            if recorded.ranked.entry.result == WON and recorded.ranked.entry.review is None:
                 # Also when the entry was there: a hook run again after a crash adds it.
                 conn.execute(
                     "INSERT OR IGNORE INTO daily_won (key_hash, day) VALUES (?, ?)",
@@ -191,7 +203,7 @@ class SqliteDailyStore(DailyStore):
             return recorded
 
         recorded = await self.broker.transact(write)
-        if recorded.created:
+        if recorded.created and recorded.ranked.rank is not None:  # a held entry stays quiet
             await self.broker.publish(daily_channel(day), published(day, recorded.ranked))
         return recorded
 
@@ -203,12 +215,12 @@ class SqliteDailyStore(DailyStore):
 
         def read(conn: sqlite3.Connection) -> tuple[int, list[tuple[int, str]]]:
             total = conn.execute(
-                "SELECT count(*) FROM daily_entries WHERE day = ?", (number,)
+                "SELECT count(*) FROM daily_entries WHERE day = ? AND held = 0", (number,)
             ).fetchone()[0]
             rows = []
             if limit:
                 rows = conn.execute(
-                    "SELECT entry_id, entry FROM daily_entries WHERE day = ?"
+                    "SELECT entry_id, entry FROM daily_entries WHERE day = ? AND held = 0"
                     " ORDER BY ranking_key LIMIT ? OFFSET ?",
                     (number, limit, offset),
                 ).fetchall()
@@ -228,14 +240,14 @@ class SqliteDailyStore(DailyStore):
 
         def read(conn: sqlite3.Connection) -> RankedEntry | None:
             row = conn.execute(
-                "SELECT entry_id, ranking_key, entry FROM daily_entries"
+                "SELECT entry_id, ranking_key, entry, held FROM daily_entries"
                 " WHERE day = ? AND key_hash = ?",
                 (number, key_hash),
             ).fetchone()
             if row is None:
                 return None
             entry = DailyEntry.from_dict(json.loads(row[2]))
-            return RankedEntry(_rank(conn, number, row[1]), int(row[0]), entry)
+            return RankedEntry(_rank(conn, number, row[1], row[3]), int(row[0]), entry)
 
         return await self.broker.query(read)
 

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 
 class ProtocolError(Exception):
-    """A client message refused with a stable ``code`` and a human ``reason``."""
+    """A client message refused with a stable ``code`` and a human ``reason``.
+
+    ``ref`` and ``action_id`` are the refused message's own, when they could be
+    read from it: the answer echoes them, so that a client can tell which of
+    its messages was refused.
+    """
 
     def __init__(self, code: str, reason: str) -> None:
         super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason
+        self.ref: str | None = None
+        self.action_id: str | None = None
 
 
 ERROR_CODES = (
@@ -28,6 +35,7 @@ ERROR_CODES = (
     "race_over",
     "finished",
     "spectator",
+    "watch_refused",
     "illegal_move",
     "bad_notation",
     "no_destination",

@@ -13,12 +13,13 @@ import dataclasses
 import json
 import types
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from .errors import ProtocolError
 
 ACTION_ID_MAX = 64
+REF_MAX = 64
 NAME_MAX = 24
 # Deeper JSON is refused before parsing: no message nests beyond 2 levels,
 # and parsing deeper text costs stack (thousands of "[" raise RecursionError).
@@ -29,12 +30,26 @@ JsonDict = dict[str, Any]
 
 @dataclass(slots=True)
 class Message:
+    """Every message may carry a ``ref``: a client chooses it for any message,
+    and the server echoes it in that message's direct answers (ack, reject,
+    error, welcome, snapshot, resync_done, board, hint_result, pong); events
+    never carry one."""
+
     type: ClassVar[str]
+    # Fields left out of the wire form when they are None.
+    omitted_when_none: ClassVar[frozenset[str]] = frozenset({"ref"})
+    ref: str | None = field(default=None, kw_only=True)
 
     def to_wire(self) -> JsonDict:
         data: JsonDict = {"type": self.type}
-        for field in dataclasses.fields(self):
-            data[field.name] = getattr(self, field.name)
+        omitted = self.omitted_when_none
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if value is None and item.name in omitted:
+                continue
+            data[item.name] = value
+        if "ref" in data:  # last, where a reader looks for it
+            data["ref"] = data.pop("ref")
         return data
 
     def encode(self) -> str:
@@ -164,8 +179,11 @@ class Reject(Message):
 @dataclass(slots=True)
 class Error(Message):
     type: ClassVar[str] = "error"
+    omitted_when_none: ClassVar[frozenset[str]] = frozenset({"ref", "action_id"})
     code: str
     reason: str
+    # The action's id, when the message refused is an action that could not be read.
+    action_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -225,6 +243,14 @@ class Snapshot(Message):
 
 
 @dataclass(slots=True)
+class ResyncDone(Message):
+    """The end of the answer to ``resync`` (or to a ``join`` with ``last_seq``)."""
+
+    type: ClassVar[str] = "resync_done"
+    seq: int
+
+
+@dataclass(slots=True)
 class BoardUpdate(Message):
     type: ClassVar[str] = "board"
     player_id: str
@@ -281,6 +307,7 @@ SERVER_MESSAGES: dict[str, type[Message]] = {
         RaceOver,
         RematchOpened,
         Snapshot,
+        ResyncDone,
         BoardUpdate,
         HintResult,
         ServerPing,
@@ -376,10 +403,28 @@ def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
         raise ProtocolError("bad_json", "the frame is not valid JSON") from None
 
 
+def _an_id(value: Any, limit: int) -> str | None:
+    """``value`` when it is a valid ``ref`` or ``action_id`` (a string of 1..limit characters)."""
+    return value if isinstance(value, str) and 1 <= len(value) <= limit else None
+
+
 def decode(data: Any, registry: dict[str, type[Message]]) -> Message:
-    """Build a typed message from a parsed JSON value, checking every field."""
+    """Build a typed message from a parsed JSON value, checking every field.
+
+    A refusal carries the message's ``ref`` and ``action_id`` when they are
+    valid, so that the answer can echo them.
+    """
     if not isinstance(data, dict):
         raise ProtocolError("bad_json", "a message must be a JSON object")
+    try:
+        return _build(data, registry)
+    except ProtocolError as error:
+        error.ref = _an_id(data.get("ref"), REF_MAX)
+        error.action_id = _an_id(data.get("action_id"), ACTION_ID_MAX)
+        raise
+
+
+def _build(data: dict[str, Any], registry: dict[str, type[Message]]) -> Message:
     kind = data.get("type")
     cls = registry.get(kind) if isinstance(kind, str) else None
     if cls is None:
@@ -391,26 +436,25 @@ def decode(data: Any, registry: dict[str, type[Message]]) -> Message:
         names = ", ".join(sorted(str(u)[:40] for u in unknown)[:5])
         raise ProtocolError("bad_message", f"{kind}: unknown field(s) {names}")
     values: dict[str, Any] = {}
-    for name, field in fields.items():
+    for name, item in fields.items():
         if name not in data:
-            no_default = field.default is dataclasses.MISSING
-            if no_default and field.default_factory is dataclasses.MISSING:
+            no_default = item.default is dataclasses.MISSING
+            if no_default and item.default_factory is dataclasses.MISSING:
                 raise ProtocolError("bad_message", f"{kind}: field {name!r} is missing")
             continue
         value = data[name]
         if not _matches(value, hints[name]):
             raise ProtocolError("bad_message", f"{kind}: field {name!r} has the wrong type")
         values[name] = value
+    for name, limit in (("ref", REF_MAX), ("action_id", ACTION_ID_MAX)):
+        if values.get(name) is not None and _an_id(values[name], limit) is None:
+            raise ProtocolError("bad_message", f"{name} must be 1..{limit} characters")
     return cls(**values)
 
 
 def decode_client(text: str) -> Message:
     """Parse one client frame; raise :class:`ProtocolError` on anything malformed."""
-    message = decode(parse_json(text), CLIENT_MESSAGES)
-    action_id = getattr(message, "action_id", None)
-    if action_id is not None and not 1 <= len(action_id) <= ACTION_ID_MAX:
-        raise ProtocolError("bad_message", f"action_id must be 1..{ACTION_ID_MAX} characters")
-    return message
+    return decode(parse_json(text), CLIENT_MESSAGES)
 
 
 def decode_server(text: str) -> Message:

@@ -234,7 +234,9 @@ class Race:
             return None
         viewer = self.players.get(viewer_id or "")
         if viewer is not None and not viewer.done:
-            return ProtocolError("spectator", "players see others' boards once they have finished")
+            return ProtocolError(
+                "watch_refused", "players see others' boards once they have finished"
+            )
         if not self.meta.open_boards and not self.players[player_id].done:
             return ProtocolError(
                 "boards_hidden", "boards are hidden until their player finishes (no open boards)"
@@ -491,7 +493,9 @@ class Race:
             player.events += 1
             move: Move | None = None
             if kind == "resign":
+                # The game's own status says so too (its ack, welcome and board).
                 player.resigned = True
+                player.status = "resigned"
             else:
                 # Never backwards, whichever process's clock accepted it.
                 last = player.times[-1] if player.times else 0

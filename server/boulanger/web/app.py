@@ -55,7 +55,7 @@ class Server:
             settings.races_per_minute_per_address,
             settings.address_lease_s,
         )
-        self.solver = SolverPool()
+        self.solver = SolverPool(settings.catalog_seed)
         self.quick = QuickRaces(self)  # the public queue of POST /api/quick
         self.stopping = False
         self._sweeper: asyncio.Task[None] | None = None
@@ -140,7 +140,7 @@ class Server:
         }
 
     async def hint(self, record: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
-        return await self.solver.hint(record)
+        return await self.solver.hint(record, self.settings.hint_budget_s)
 
 
 def create_app(settings: Settings | None = None, broker: Broker | None = None) -> Starlette:

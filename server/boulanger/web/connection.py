@@ -19,6 +19,9 @@ log = logging.getLogger(__name__)
 CLOSE_NORMAL = 1000
 CLOSE_GOING_AWAY = 1001
 CLOSE_UNSUPPORTED = 1003
+# Sent by the WebSocket layer itself (a text frame that is not UTF-8), never by
+# our code: named so that every close code a client can meet is listed here.
+CLOSE_INVALID_TEXT = 1007
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_INTERNAL = 1011

@@ -300,10 +300,10 @@ class Watcher(Session):
         try:
             message = p.decode(p.parse_json(text), d.CLIENT_MESSAGES)
         except ProtocolError as refused:
-            self.fault(refused.code, refused.reason)
+            self.fault(refused.code, refused.reason, ref=refused.ref, action_id=refused.action_id)
             return
         if isinstance(message, p.Ping):
-            self.conn.send(p.ServerPong(message.t).encode())
+            self.conn.send(p.ServerPong(message.t, ref=message.ref).encode())
 
 
 def routes() -> list[BaseRoute]:

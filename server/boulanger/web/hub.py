@@ -183,8 +183,8 @@ class RaceHub:
         self.recent.append((event["seq"], text))
         send_to_all(self.connections, text)
         player_id = event.get("player_id")
-        if player_id is not None and event["kind"] == "action":
-            self._send_board(player_id)
+        if player_id is not None and event["kind"] in ("action", "resign"):
+            self._send_board(player_id)  # after a resign: the board's final status
         if event["kind"] == "start":
             self._arm_timer()
         self._check_over()

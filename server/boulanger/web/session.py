@@ -97,13 +97,25 @@ class Session:
 
     # -- the shell -------------------------------------------------------------
 
-    def error(self, code: str, reason: str) -> None:
-        self.conn.send(p.Error(code, reason).encode())
+    def error(
+        self, code: str, reason: str, *, ref: str | None = None, action_id: str | None = None
+    ) -> None:
+        """Answer with ``error``, echoing the refused message's ``ref`` and ``action_id``."""
+        self.conn.send(p.Error(code, reason, action_id, ref=ref).encode())
 
-    def fault(self, code: str, reason: str, close: int | None = None) -> None:
-        """A client's protocol error: answered, logged as one line, maybe closed."""
+    def fault(
+        self,
+        code: str,
+        reason: str,
+        close: int | None = None,
+        *,
+        ref: str | None = None,
+        action_id: str | None = None,
+    ) -> None:
+        """A client's protocol error: answered (echoing ``ref`` and ``action_id``), logged as
+        one line, maybe closed."""
         client_fault(self.describe(), code, reason)
-        self.error(code, reason)
+        self.error(code, reason, ref=ref, action_id=action_id)
         if close is not None:
             self.conn.close(close)
 

@@ -45,6 +45,12 @@ class Settings:
     address_lease_s: float = 90.0
     # Budget for telling whether an explicit game code is winnable.
     solve_budget_s: float = 1.0
+    # Budget for a practice game's hint (no answer within it: "unknown").
+    hint_budget_s: float = 1.0
+    # When set, races created without a code get their catalog deals in a
+    # sequence fixed by this text instead of at random: the same seed and the
+    # same order of races give the same deals (tests, demonstrations).
+    catalog_seed: str = ""
     # How long a finished race's replica stays in a process's memory.
     idle_race_s: float = 600.0
     # Daily challenge: days a day's leaderboard is kept after it ends (boulanger.web.daily).

@@ -71,16 +71,17 @@ class RaceSession(Session):
         try:
             message = p.decode_client(text)
         except ProtocolError as error:
-            self.fault(error.code, error.reason)
+            self.fault(error.code, error.reason, ref=error.ref, action_id=error.action_id)
             return
         action_id = getattr(message, "action_id", None)
+        ref = message.ref
         try:
             await self._dispatch(message)
         except ProtocolError as error:
             if action_id is not None:
-                self.conn.send(p.Reject(action_id, error.code, error.reason).encode())
+                self.conn.send(p.Reject(action_id, error.code, error.reason, ref=ref).encode())
             else:
-                self.error(error.code, error.reason)
+                self.error(error.code, error.reason, ref=ref)
         except Exception:
             log.exception(
                 "race %s player %s: %s failed",
@@ -89,14 +90,15 @@ class RaceSession(Session):
                 message.type,
             )
             if action_id is not None:
-                self.conn.send(p.Reject(action_id, "internal", "unexpected server error").encode())
+                reject = p.Reject(action_id, "internal", "unexpected server error", ref=ref)
+                self.conn.send(reject.encode())
             else:
-                self.error("internal", "unexpected server error")
+                self.error("internal", "unexpected server error", ref=ref)
 
     async def _dispatch(self, message: p.Message) -> None:
         conn = self.conn
         if isinstance(message, p.Ping):
-            conn.send(p.ServerPong(message.t).encode())
+            conn.send(p.ServerPong(message.t, ref=message.ref).encode())
             return
         if isinstance(message, p.Pong):
             return
@@ -107,17 +109,17 @@ class RaceSession(Session):
             raise ProtocolError("not_joined", "the first message must be join")
         race = self.hub.race
         if isinstance(message, p.Resync):
-            self._resync(message.last_seq)
+            self._resync(message.last_seq, message.ref)
         elif isinstance(message, p.ACTION_TYPES):
             await self._act(message)
         elif isinstance(message, p.Start):
             await self.hub.submit(lambda: race.decide_start(self._player_id(), now_ms()))
         elif isinstance(message, p.Watch):
-            self._watch(message.player_id)
+            self._watch(message.player_id, message.ref)
         elif isinstance(message, p.Rematch):
             await self._rematch()
         elif isinstance(message, p.HintRequest):
-            await self._hint()
+            await self._hint(message.ref)
         else:  # pragma: no cover - every client type is handled above
             raise ProtocolError("unknown_type", f"unexpected {message.type}")
 
@@ -133,11 +135,12 @@ class RaceSession(Session):
         race = hub.race
         if conn.role is not None:
             raise ProtocolError("already_joined", "this connection has joined already")
+        token: str | None
         if message.role == "spectator":
             if race.meta.daily is not None and race.code_hidden(now_ms()):
                 # Watching would show today's deal before one's own attempt.
                 raise ProtocolError("not_yet", "a daily attempt can be watched once its day ends")
-            conn.role = "spectator"
+            conn.role, token = "spectator", None
         elif message.token is not None:
             # This process's copy of the race may lag the log (events come by
             # pub/sub), and the welcome must hold every action acknowledged to
@@ -151,47 +154,52 @@ class RaceSession(Session):
             if player is None:
                 raise ProtocolError("bad_token", "no player of this race has that token")
             conn.role, conn.player_id = "player", player.player_id
+            token = message.token
             await hub.kick_others(conn)
         else:
             player_id, token = new_player_id(), new_secret()
             await hub.submit(lambda: race.decide_join(message, now_ms(), player_id, token))
             conn.role, conn.player_id = "player", player_id
-            hub.attach(conn)
-            conn.send(self._welcome(token))
-            return
         hub.attach(conn)
-        if message.last_seq is not None and message.last_seq <= race.seq:
-            conn.send(self._welcome(message.token))
-            self._resync(message.last_seq)
-        else:
-            conn.send(self._welcome(message.token))
+        conn.send(self._welcome(token, message.ref))
+        if message.last_seq is not None:
+            self._resync(message.last_seq, message.ref)
 
-    def _welcome(self, token: str | None) -> str:
+    def _welcome(self, token: str | None, ref: str | None) -> str:
         race = self.hub.race
         pid = self.conn.player_id
         return p.Welcome(
-            self.conn.role or "spectator", pid, token, race.snapshot(now_ms()), race.game_of(pid)
+            self.conn.role or "spectator",
+            pid,
+            token,
+            race.snapshot(now_ms()),
+            race.game_of(pid),
+            ref=ref,
         ).encode()
 
-    def _resync(self, last_seq: int) -> None:
-        """The events after ``last_seq``, or a snapshot when more than a few are missed.
+    def _resync(self, last_seq: int, ref: str | None) -> None:
+        """The events after ``last_seq`` (or a snapshot when more than a few are missed),
+        then ``resync_done``.
 
         What a resync sends counts against a budget of its own (a snapshot as
         :data:`SNAPSHOT_COST` events): a 40-byte request must not buy a
-        stream of events that the message budget never sees.
+        stream of events that the message budget never sees. Nothing here
+        awaits: no event can slip in between, so every event after the
+        ``resync_done``'s seq reaches the client live, in order.
         """
+        race = self.hub.race
         missed = self.hub.missed_since(last_seq, RESYNC_EVENTS_MAX)
         cost = SNAPSHOT_COST if missed is None else len(missed)
         if not self.resync_budget.take(cost):
-            self.fault("bad_message", "too many resyncs: slow down", CLOSE_POLICY)
+            self.fault("bad_message", "too many resyncs: slow down", CLOSE_POLICY, ref=ref)
             return
         if missed is None:
-            race = self.hub.race
-            snapshot = p.Snapshot(race.snapshot(now_ms()), race.game_of(self.conn.player_id))
-            self.conn.send(snapshot.encode())
-            return
-        for text in missed:
-            self.conn.send(text)
+            game = race.game_of(self.conn.player_id)
+            self.conn.send(p.Snapshot(race.snapshot(now_ms()), game, ref=ref).encode())
+        else:
+            for text in missed:
+                self.conn.send(text)
+        self.conn.send(p.ResyncDone(race.seq, ref=ref).encode())
 
     # -- actions -----------------------------------------------------------
 
@@ -211,9 +219,9 @@ class RaceSession(Session):
                 undone = race.players[player_id].applied[action.action_id][1]
                 move = None if undone is None else undone.to_dict()
         game = race.players[player_id].view()
-        self.conn.send(p.Ack(action.action_id, seq, move, game).encode())
+        self.conn.send(p.Ack(action.action_id, seq, move, game, ref=action.ref).encode())
 
-    def _watch(self, player_id: str | None) -> None:
+    def _watch(self, player_id: str | None, ref: str | None) -> None:
         race = self.hub.race
         conn = self.conn
         if player_id is None:
@@ -225,7 +233,8 @@ class RaceSession(Session):
         if refusal is not None:
             raise refusal
         conn.watching = player_id
-        conn.send(p.BoardUpdate(player_id, race.players[player_id].view()).encode())
+        board = p.BoardUpdate(player_id, race.players[player_id].view(), ref=ref)
+        conn.send(board.encode())
 
     async def _rematch(self) -> None:
         """One rematch per race: asking again answers the one opened (to this connection)."""
@@ -251,7 +260,7 @@ class RaceSession(Session):
         if opened is None:  # another connection's rematch came first: the new race goes unused
             self.conn.send(race.rematch_message.encode())
 
-    async def _hint(self) -> None:
+    async def _hint(self, ref: str | None) -> None:
         race = self.hub.race
         player_id = self._player_id()
         if not race.meta.practice:
@@ -260,4 +269,4 @@ class RaceSession(Session):
             raise ProtocolError("daily_deal", "no hints on today's daily deal until the day ends")
         record = race.players[player_id].game.record()
         result, move = await self.server.hint(record)
-        self.conn.send(p.HintResult(result, move).encode())
+        self.conn.send(p.HintResult(result, move, ref=ref).encode())

@@ -1,13 +1,20 @@
 """The solver, off the event loop: catalog picks, winnability checks and hints.
 
 Searches run in a separate process, so a long search never holds the event
-loop (or the GIL) of the process serving WebSockets.
+loop (or the GIL) of the process serving WebSockets. That process must not
+outlive the server: :meth:`SolverPool.close` stops it when the server stops,
+and the worker itself exits when the server process is gone, however it
+ended (a SIGKILL runs no clean-up code).
 """
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
+import random
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -15,6 +22,10 @@ from ..engine import Game, GameCode
 from ..solver import catalog, hint, solve
 
 HINT_BUDGET_S = 1.0
+# How often a worker checks that the server process is still its parent.
+PARENT_CHECK_S = 0.5
+# How long closing waits for a stopped worker to be gone.
+CLOSE_WAIT_S = 5.0
 
 
 def _judge(code: str, budget: float) -> tuple[bool | None, int | None]:
@@ -29,23 +40,46 @@ def _hint(record: dict[str, Any], budget: float) -> tuple[str, dict[str, Any] | 
     return found.result, None if found.move is None else found.move.to_dict()
 
 
+def _exit_with_parent(parent: int) -> None:
+    """In a worker: exit as soon as ``parent`` (the server process) is gone.
+
+    A worker holds both ends of its task queue, so it would never see the
+    server go: it would wait forever, adopted by init, and keep the
+    resource tracker alive with it.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 class SolverPool:
-    def __init__(self) -> None:
+    def __init__(self, catalog_seed: str = "") -> None:
         self._pool: ProcessPoolExecutor | None = None
+        # A seeded sequence of catalog picks, or None for random ones.
+        self._rng = random.Random(catalog_seed) if catalog_seed else None
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=context,
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
+            )
         return self._pool
 
     def pick(self, cells: int, avoid: int | None = None) -> tuple[GameCode, int, bool]:
         """A deal from the catalog of proven-winnable deals, and its par; never deal ``avoid``."""
-        entry = catalog.pick(cells)
+        entry = catalog.pick(cells, self._rng)
         for _ in range(100):  # a catalog of one deal, that deal avoided: give up
             if entry.code.deal != avoid:
                 break
-            entry = catalog.pick(cells)
+            entry = catalog.pick(cells, self._rng)
         else:
             raise LookupError(f"no deal with {cells} cells but deal {avoid}")
         return entry.code, entry.par, True
@@ -58,11 +92,29 @@ class SolverPool:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor(), _judge, str(code), budget)
 
-    async def hint(self, record: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    async def hint(
+        self, record: dict[str, Any], budget: float = HINT_BUDGET_S
+    ) -> tuple[str, dict[str, Any] | None]:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor(), _hint, record, HINT_BUDGET_S)
+        return await loop.run_in_executor(self._executor(), _hint, record, budget)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        """Stop the worker now and wait until it is gone.
+
+        A search under way is abandoned: nobody waits for its answer once the
+        server stops. The server process may end right after this (uvicorn
+        re-raises SIGTERM, so no exit handler runs): the worker must be gone
+        by then, not merely asked to go.
+        """
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        # ProcessPoolExecutor has no public way to stop its workers before
+        # Python 3.14 (terminate_workers); its process table is read instead.
+        processes: dict[int, Any] = getattr(pool, "_processes", None) or {}
+        workers = list(processes.values())
+        for worker in workers:
+            worker.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+        for worker in workers:
+            worker.join(CLOSE_WAIT_S)
