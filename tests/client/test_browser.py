@@ -50,7 +50,8 @@ OTHER_DEAL = "BK1-C4-AAAAA24"  # deal 860: any deal will do
 def create_race(p: Player, code: str | None = DEAL, open_boards: bool = False) -> str:
     """Create a race on a deal from the home page; return the share link the lobby shows.
 
-    ``code`` None: a deal the server picks, secret until the start.
+    ``code`` None: the server deals from its catalog (in the test servers' seeded
+    sequence), and keeps the deal secret until the start.
     """
     p.page.goto(p.base + "/")
     p.page.fill("#home-name", p.name)
@@ -549,7 +550,7 @@ def test_a_fair_race_hides_the_deal_and_the_boards_of_players_still_playing(
 ) -> None:
     ann = players("Ann")
     bo = players("Bo", **PHONE)
-    link = create_race(ann, None)
+    link = create_race(ann, code=None)  # a deal the server picks: secret until the start
     # No code in the lobby: the deal is dealt when the race starts.
     expect(ann.page.locator(".lobby .fair-play")).to_contain_text("nobody sees a board")
     expect(ann.page.locator(".race-head .code")).to_have_count(0)

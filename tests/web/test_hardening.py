@@ -481,10 +481,10 @@ async def test_resync_is_budgeted_and_far_behind_gets_a_snapshot() -> None:
 
         # Far behind: one snapshot, not the 80 events.
         got, closed = await count_answers(0, 1)
-        assert got == ["snapshot"] and closed is None
+        assert got == ["snapshot", "resync_done"] and closed is None
         # A little behind: the events themselves.
         got, closed = await count_answers(seq - 5, 1)
-        assert got == ["progress"] * 5 and closed is None
+        assert got == ["progress"] * 5 + ["resync_done"] and closed is None
         # Thirty resyncs of 30 events each: the resync budget (128 events at
         # once) runs out, the connection is closed with 1008.
         got, closed = await count_answers(seq - 30, 30)

@@ -147,6 +147,7 @@ class WriteStats:
     appends: int = 0
     jobs: int = 0
     largest: int = 0  # jobs in the largest transaction
+    wal_restarts: int = 0  # times the WAL started over from its beginning
 
 
 class SqliteBroker(Broker):
@@ -477,7 +478,9 @@ class SqliteBroker(Broker):
         # and is tried again after the next checkpoint.
         conn.execute("PRAGMA busy_timeout = 0")
         try:
-            conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+            if not busy:
+                self.stats.wal_restarts += 1
         except sqlite3.Error as error:
             log.warning("sqlite %s: restarting the WAL failed: %s", self.path, error)
         finally:
