@@ -1,11 +1,13 @@
 // The boulanger web client: routes by path, the home page, the daily
 // challenge and practice; the race page lives in race.js.
 
-import { h, clear, toast, api, savedName, saveName, saveRaceCreds } from './dom.js';
+import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds } from './dom.js';
 import { RaceView } from './race.js';
 import { DailyPage } from './daily.js';
+import { soundOn, setSound } from './feel.js';
 
 const main = document.getElementById('main');
+const COME_BACK_MS = 2 * 3600 * 1000;
 let current = null; // the page object that owns `main` (has destroy())
 
 const ROUTES = [
@@ -14,6 +16,7 @@ const ROUTES = [
   [/^\/daily\/?$/, () => daily()],
   [/^\/daily\/([^/]+)\/?$/, (date) => daily(date)],
   [/^\/practice\/?$/, () => practice()],
+  [/^\/rules\/?$/, () => rules()],
 ];
 
 export function navigate(path, replace = false) {
@@ -25,6 +28,7 @@ export function navigate(path, replace = false) {
 function route() {
   if (current && current.destroy) current.destroy();
   current = null;
+  hideToast();
   window.scrollTo(0, 0);
   for (const [pattern, show] of ROUTES) {
     const match = pattern.exec(location.pathname);
@@ -48,6 +52,9 @@ document.addEventListener('click', (e) => {
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || a.target || url.pathname.startsWith('/api/') || url.pathname.startsWith('/static/')) return;
   e.preventDefault();
+  if (url.pathname === location.pathname && url.search === location.search) return;
+  const question = current && current.leaving && current.leaving();
+  if (question && !window.confirm(question)) return;
   navigate(url.pathname + url.search);
 });
 window.addEventListener('popstate', route);
@@ -97,15 +104,52 @@ function openBoardsChoice() {
 async function createRace(body) {
   const race = await api('POST', '/api/races', body);
   saveRaceCreds(race.race_id, { host_key: race.host_key });
-  if (body.code && race.winnable === false) toast('Careful: the solver found no win for this deal.', 'error', 6000);
   return race;
 }
 
+// A place in the public queue's next race (see POST /api/quick).
+export async function quickRace(cells) {
+  const race = await api('POST', '/api/quick', { cells });
+  saveRaceCreds(race.race_id, { quick: { cells, players: race.players, wait_s: race.wait_s } });
+  navigate(race.url || `/race/${race.race_id}`);
+}
+
+// The race this browser was last playing, if it is still on: a way back.
+async function lastRace() {
+  let best = null;
+  try {
+    for (let i = 0; i < localStorage.length; i++) {
+      const key = localStorage.key(i);
+      if (!key || !key.startsWith('boulanger.race.')) continue;
+      const creds = JSON.parse(localStorage.getItem(key)) || {};
+      if (creds.token && creds.at && Date.now() - creds.at < COME_BACK_MS && (!best || creds.at > best.at)) {
+        best = { id: key.slice('boulanger.race.'.length), at: creds.at };
+      }
+    }
+  } catch {
+    return null;
+  }
+  if (!best) return null;
+  try {
+    const race = await api('GET', `/api/races/${encodeURIComponent(best.id)}`);
+    return race.state === 'finished' ? null : race;
+  } catch {
+    return null;
+  }
+}
+
 function home() {
+  const comeBack = h('div', { class: 'come-back', hidden: true });
+  lastRace().then((race) => {
+    if (!race || !comeBack.isConnected) return;
+    comeBack.hidden = false;
+    clear(comeBack, h('p', { class: 'notice' },
+      race.practice ? 'Your practice game is still on. ' : race.daily ? 'Your daily game is still on. ' : 'Your race is still on. ',
+      h('a', { href: `/race/${race.race_id}`, class: 'button primary', 'data-link': '' }, 'Back to it')));
+  });
   const create = h('form', { class: 'panel', 'aria-labelledby': 'new-race' },
     h('h2', { id: 'new-race' }, 'New race'),
-    h('p', { class: 'small' }, 'Everyone plays their own game of the same deal; most cards on the foundations, then the fastest win, takes it.'),
-    nameField('home-name'),
+    h('p', { class: 'small' }, 'Send a link to your friends: everyone plays their own game of the same deal, and the first to put all 52 cards up wins.'),
     cellsChoice('cells'),
     h('p', {},
       h('label', { for: 'home-code' }, 'or a game code '),
@@ -117,7 +161,7 @@ function home() {
   const busy = (on) => { for (const b of create.querySelectorAll('button')) b.disabled = on; };
   create.addEventListener('submit', async (e) => {
     e.preventDefault();
-    if (!readName(create, 'home-name')) return;
+    if (!readName(document, 'home-name')) return;
     busy(true);
     try {
       const body = raceBody(create);
@@ -130,7 +174,7 @@ function home() {
     }
   });
   create.querySelector('[name=practice]').addEventListener('click', () => {
-    if (!readName(create, 'home-name')) return;
+    if (!readName(document, 'home-name')) return;
     const body = raceBody(create);
     navigate(`/practice?${new URLSearchParams(body)}`);
   });
@@ -150,17 +194,48 @@ function home() {
     navigate(`/race/${match[1]}`);
   });
 
+  const quick = h('form', { class: 'panel quick', 'aria-labelledby': 'quick-race' },
+    h('h2', { id: 'quick-race' }, 'Quick race'),
+    h('p', { class: 'small' }, 'Race whoever is waiting now: a race starts with 8 players, or 20 seconds after the second one comes.'),
+    cellsChoice('quick-cells'),
+    h('p', {}, h('button', { type: 'submit', class: 'primary', name: 'quick' }, 'Quick race')));
+  quick.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (!readName(document, 'home-name')) return;
+    const button = quick.querySelector('button[name=quick]');
+    button.disabled = true;
+    try {
+      const cells = Number(quick.querySelector('[name=quick-cells]:checked').value);
+      await quickRace(cells);
+    } catch (error) {
+      toast(`No quick race now: ${error.message}`, 'error', 6000);
+      button.disabled = false;
+    }
+  });
+
   page(null,
     h('section', { class: 'intro' },
       h('h1', {}, "Baker's Game, against your friends"),
-      h('p', {}, 'Build each suit down in its own suit, free the aces, and race the others to 52 cards on the foundations.')),
+      h('p', {}, 'Build each suit down in its own suit, free the aces, and race the others to 52 cards on the foundations. ',
+        h('a', { href: '/rules', 'data-link': '' }, 'New here? The rules in two minutes.'))),
+    comeBack,
+    h('div', { class: 'panel who' }, nameField('home-name')),
     h('div', { class: 'home-grid' },
+      quick,
       create,
       join,
       h('div', { class: 'panel' },
         h('h2', {}, 'Daily challenge'),
         h('p', {}, 'One deal a day for everybody, with its own leaderboard.'),
         h('p', {}, h('a', { href: '/daily', class: 'button primary', 'data-link': '' }, "Play today's deal")))));
+}
+
+// -- rules (loaded when asked for) ------------------------------------------------
+
+async function rules() {
+  page('Rules', h('p', { class: 'loading' }, 'Loading the rules…'));
+  const { rulesPage } = await import('./guide.js');
+  if (location.pathname.startsWith('/rules')) page('Rules', rulesPage());
 }
 
 // -- daily challenge ----------------------------------------------------------------
@@ -208,5 +283,18 @@ async function practice() {
       h('p', {}, h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
   }
 }
+
+// Sound (and vibration on phones): off until turned on, then remembered.
+const soundButton = document.getElementById('sound');
+function showSound() {
+  const on = soundOn();
+  soundButton.setAttribute('aria-pressed', String(on));
+  soundButton.replaceChildren('♪', h('span', { class: 'word' }, on ? ' Sound on' : ' Sound off'));
+}
+soundButton.addEventListener('click', () => {
+  setSound(!soundOn());
+  showSound();
+});
+showSound();
 
 route();

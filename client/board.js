@@ -4,10 +4,13 @@
 
 import { h, clear } from './dom.js';
 import * as R from './rules.js';
+import { slide, shake, play } from './feel.js';
 
 const DRAG_THRESHOLD = 6; // px before a press becomes a drag
 const DOUBLE_TAP_MS = 350;
 const KEY_CELLS = 'abcd';
+const NOTE_MS = 2600;
+const LIFT = 0.55; // a dragged card rides this many card heights above a finger
 
 export function cardElement(card, extra = '') {
   const suit = R.suitOf(card);
@@ -17,6 +20,7 @@ export function cardElement(card, extra = '') {
     'data-card': card,
     role: 'img',
     'aria-label': R.cardName(card),
+    title: R.cardText(card),
   },
   h('span', { class: 'corner', 'aria-hidden': 'true' }, h('span', { class: 'rank' }, R.rankLabel(card)), h('span', { class: 'suit' }, symbol)),
   h('span', { class: 'pip', 'aria-hidden': 'true' }, symbol));
@@ -51,6 +55,10 @@ export class BoardView {
     this.places = null;
     this.metrics = null;
     this.measureFrame = 0;
+    this.where = new Map(); // card -> "place:index" as drawn last
+    this.dropRects = null; // where dropped cards were let go (they fly from there)
+    this.tapTimer = 0;
+    this.noteEl = null;
     this.el = h('div', { class: 'board', role: 'group', 'aria-label': 'Board' });
     this.el.addEventListener('pointerdown', (e) => this.pointerDown(e));
     this.el.addEventListener('pointermove', (e) => this.pointerMove(e));
@@ -58,11 +66,15 @@ export class BoardView {
     this.el.addEventListener('pointercancel', (e) => this.pointerCancel(e));
     this.el.addEventListener('keydown', (e) => this.placeKey(e));
     this.el.addEventListener('dragstart', (e) => e.preventDefault());
+    // A press never focuses a column or a cell: focus rings are for the
+    // keyboard (a double click used to leave one on the column behind a card).
+    this.el.addEventListener('mousedown', (e) => e.preventDefault());
     this.onResize = () => this.layout(true);
     window.addEventListener('resize', this.onResize);
   }
 
   destroy() {
+    clearTimeout(this.tapTimer);
     cancelAnimationFrame(this.measureFrame);
     window.removeEventListener('resize', this.onResize);
   }
@@ -101,14 +113,17 @@ export class BoardView {
       h('span', { class: 'key', 'aria-hidden': 'true' }, key));
     const cells = Array.from({ length: cellCount }, (_, i) => slot(`cell${i + 1}`, KEY_CELLS[i], 'cell'));
     const foundationSlots = R.SUITS.map((suit) => h('div', { class: `slot foundation-slot suit-${suit}`, 'data-suit': suit },
-      h('span', { class: 'ghost', 'aria-hidden': 'true' }, R.SUIT_SYMBOLS[suit])));
+      h('span', { class: 'ghost', 'aria-hidden': 'true' }, `A${R.SUIT_SYMBOLS[suit]}`)));
     const foundations = h('div', { class: 'foundations', 'data-place': 'foundation', tabindex: 0, role: 'button' },
       h('span', { class: 'key', 'aria-hidden': 'true' }, 'f'), foundationSlots);
     const columns = Array.from({ length: 8 }, (_, i) => h('div', { class: 'column', 'data-place': `col${i + 1}`, tabindex: 0, role: 'button' },
       h('span', { class: 'key', 'aria-hidden': 'true' }, String(i + 1))));
     const tableau = h('div', { class: 'tableau' }, columns);
     clear(this.el,
-      h('div', { class: 'top-row' }, h('div', { class: 'cells' }, cells), foundations),
+      h('div', { class: 'top-row' },
+        h('div', { class: 'cells' }, h('span', { class: 'caption', 'aria-hidden': 'true' }, cellCount === 1 ? 'Free cell' : 'Free cells'), cells),
+        h('span', { class: 'caption foundations-caption', 'aria-hidden': 'true' }, 'Foundations'),
+        foundations),
       tableau);
     this.places = { cellCount, cells, foundations, foundationSlots, columns, tableau };
     this.metrics = null;
@@ -121,6 +136,7 @@ export class BoardView {
     if (!board) {
       clear(this.el);
       this.places = null;
+      this.where.clear();
       return;
     }
     const places = this.skeleton(board.cells.length);
@@ -137,6 +153,30 @@ export class BoardView {
     const picked = (el, on) => {
       if (el.classList.contains('picked') !== on) el.classList.toggle('picked', on);
     };
+
+    // Where every card goes now; the ones that move slide there from where
+    // they were drawn (measured before anything changes).
+    const where = new Map();
+    board.cells.forEach((card, i) => { if (card) where.set(card, `cell${i + 1}:0`); });
+    R.SUITS.forEach((suit) => {
+      const rank = board.foundations[suit] || 0;
+      if (rank) where.set(R.cardOf(rank, suit), 'foundation:0');
+    });
+    board.columns.forEach((col, i) => col.forEach((card, j) => where.set(card, `col${i + 1}:${j}`)));
+    const first = new Map();
+    const landed = new Set();
+    if (this.where.size) {
+      for (const [card, at] of where) {
+        const before = this.where.get(card);
+        const el = this.cards.get(card);
+        if (before === at || !el) continue;
+        const rect = (this.dropRects && this.dropRects.get(el)) || (el.isConnected ? el.getBoundingClientRect() : null);
+        if (rect) first.set(el, rect);
+        if (at === 'foundation:0') landed.add(el);
+      }
+    }
+    this.dropRects = null;
+    this.where = where;
 
     board.cells.forEach((card, i) => {
       const place = `cell${i + 1}`;
@@ -159,7 +199,7 @@ export class BoardView {
       if (cardEl) {
         cardEl.style.removeProperty('--i');
         picked(cardEl, false);
-        shown.push(R.cardName(R.cardOf(rank, suit)));
+        shown.push(`${R.SUIT_NAMES[suit]} up to ${R.cardName(R.cardOf(rank, suit)).split(' of ')[0]}`);
       } else {
         shown.push(`no ${R.SUIT_NAMES[suit]}`);
       }
@@ -172,8 +212,9 @@ export class BoardView {
       const place = `col${i + 1}`;
       const el = places.columns[i];
       mark(el, 'column', place);
-      const top = col.length ? R.cardName(col[col.length - 1]) : 'empty';
-      setLabel(el, `Column ${i + 1} (key ${i + 1}): ${col.length} cards, top ${top}`);
+      // Every card of the column, for a screen reader: the top one last.
+      const cards = col.length ? `${col.length} ${col.length === 1 ? 'card' : 'cards'}, bottom to top: ${col.map(R.cardName).join(', ')}` : 'empty';
+      setLabel(el, `Column ${i + 1} (key ${i + 1}): ${cards}`);
       const from = sel && sel.place === place ? col.length - selCount : col.length;
       placeCards(el, col.map((card, j) => {
         const cardEl = this.card(card);
@@ -183,6 +224,43 @@ export class BoardView {
       }));
     });
     this.layout();
+    if (first.size) {
+      slide(first, landed);
+      play(landed.size ? 'up' : 'place');
+    }
+  }
+
+  // A one-line note next to a place or a card (an error, a hint), instead of
+  // far away over the board; it goes by itself.
+  note(target, text) {
+    if (!text) return;
+    const anchor = (target && this.cards.get(target)) || (target && this.placeElement(target)) || this.el;
+    const area = this.el.parentElement || this.el;
+    if (!this.noteEl) {
+      this.noteEl = h('div', { class: 'board-note', role: 'alert' });
+    }
+    const note = this.noteEl;
+    note.textContent = text;
+    area.appendChild(note);
+    const box = area.getBoundingClientRect();
+    const at = anchor.getBoundingClientRect();
+    const top = Math.min(at.bottom, box.bottom - 8) - box.top + 6;
+    note.style.top = `${Math.max(0, top)}px`;
+    const width = Math.min(box.width - 8, 320);
+    const left = Math.max(4, Math.min(at.left - box.left + at.width / 2 - width / 2, box.width - width - 4));
+    note.style.left = `${left}px`;
+    note.style.width = `${width}px`;
+    note.hidden = false;
+    clearTimeout(this.noteTimer);
+    this.noteTimer = setTimeout(() => { note.hidden = true; }, NOTE_MS);
+  }
+
+  // "Not there": the card shakes and says why in a line.
+  refuse(target, text) {
+    const el = target && (this.cards.get(target) || this.placeElement(target));
+    shake(el);
+    play('no');
+    this.note(target, text);
   }
 
   // Squeeze long columns so the board fits the window, keeping every
@@ -207,8 +285,10 @@ export class BoardView {
       });
     }
     const { cardHeight, room } = this.metrics;
-    const most = Math.max(cardHeight * 0.28, 12);
-    const least = Math.max(Math.min(cardHeight * 0.2, most), 15);
+    // Covered cards show a strip of at least 24 px where the height allows
+    // (a finger finds it), never under 15 px (the corner stays readable).
+    const most = Math.max(cardHeight * 0.3, 24);
+    const least = 15;
     places.columns.forEach((column, i) => {
       const n = this.board.columns[i].length;
       const offset = n > 1 ? Math.max(least, Math.min(most, (room - cardHeight) / (n - 1))) : most;
@@ -239,7 +319,9 @@ export class BoardView {
       els = [...placeEl.querySelectorAll('.card')].slice(col.length - where.depth);
     }
     e.preventDefault();
-    this.press = { card, place, count: where.depth, movable, els, x: e.clientX, y: e.clientY, id: e.pointerId, dragging: false, target: null };
+    // Under a finger the cards ride above it, so that they stay in sight.
+    const lift = e.pointerType === 'touch' ? cardEl.getBoundingClientRect().height * LIFT : 0;
+    this.press = { card, place, count: where.depth, movable, els, x: e.clientX, y: e.clientY, id: e.pointerId, dragging: false, target: null, lift };
     try {
       this.el.setPointerCapture(e.pointerId);
     } catch {
@@ -260,8 +342,8 @@ export class BoardView {
       this.el.classList.add('dragging');
       this.markTargets(press);
     }
-    for (const el of press.els) el.style.transform = `translate(${dx}px, ${dy}px)`;
-    const target = this.dropTarget(e.clientX, e.clientY);
+    for (const el of press.els) el.style.transform = `translate(${dx}px, ${dy - press.lift}px)`;
+    const target = this.dropTarget(e.clientX, e.clientY - press.lift);
     if (target !== press.target) {
       this.el.querySelector('.over')?.classList.remove('over');
       if (target) this.placeElement(target)?.classList.add('over');
@@ -277,7 +359,7 @@ export class BoardView {
       this.click(press.card, press.place, press.count, press.x, press.y);
       return;
     }
-    const target = this.dropTarget(e.clientX, e.clientY);
+    const target = this.dropTarget(e.clientX, e.clientY - press.lift);
     if (!target || target === press.place) {
       this.snapBack(press);
       return;
@@ -285,10 +367,12 @@ export class BoardView {
     const why = R.whyIllegal(this.board, press.place, target, press.count);
     if (why) {
       this.snapBack(press);
-      this.actions.illegal(why);
+      this.actions.illegal(why, press.card);
       return;
     }
     this.endDrag();
+    // The cards fly to their new place from where they were let go.
+    this.dropRects = new Map(press.els.map((el) => [el, el.getBoundingClientRect()]));
     for (const el of press.els) {
       el.classList.remove('lifted');
       el.style.transform = '';
@@ -361,6 +445,7 @@ export class BoardView {
     const now = performance.now();
     const last = this.lastClick;
     this.lastClick = null;
+    clearTimeout(this.tapTimer);
     if (last && now - last.t < DOUBLE_TAP_MS && Math.hypot(x - last.x, y - last.y) < 24) {
       // The second half of a double tap on a card that already went to its
       // foundation would hit the card under it: ignore it.
@@ -376,6 +461,12 @@ export class BoardView {
       return;
     }
     this.lastClick = { card, t: now, sent: false, x, y };
+    // No second tap came: say why this card went nowhere.
+    this.tapTimer = setTimeout(() => {
+      if (!this.board || !this.interactive || (this.lastClick && this.lastClick.card !== card)) return;
+      const why = R.tapHint(this.board, card);
+      if (why) this.refuse(card, why);
+    }, DOUBLE_TAP_MS);
   }
 
   // -- keyboard ------------------------------------------------------------
@@ -454,7 +545,7 @@ export class BoardView {
     const why = R.whyIllegal(board, sel.place, place, count);
     if (why) {
       this.render();
-      this.actions.illegal(why);
+      this.actions.illegal(why, R.movingCards(board, sel.place, count)[0] || sel.place);
       return true;
     }
     this.actions.move(sel.place, place, count);

@@ -1,30 +1,10 @@
 // The daily challenge page: the day's deal, my result and streak, a ranked
 // first attempt (then practice), and the day's leaderboard, live.
 
-import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds } from './dom.js';
+import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey } from './dom.js';
 import { setConnectionIndicator } from './race.js';
 
-const KEY = 'boulanger.player_key';
 const FIRST_DAY = '2026-01-01';
-
-// This browser's secret player key (the server keeps only its hash).
-export function playerKey() {
-  let key = null;
-  try {
-    key = localStorage.getItem(KEY);
-  } catch {
-    key = null;
-  }
-  if (key && /^[A-Za-z0-9._~-]{16,128}$/.test(key)) return key;
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
-  key = btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-  try {
-    localStorage.setItem(KEY, key);
-  } catch {
-    // Without storage the key lasts as long as the page.
-  }
-  return key;
-}
 
 function shiftDay(date, days) {
   const d = new Date(`${date}T00:00:00Z`);
@@ -103,6 +83,33 @@ export class DailyPage {
       e.preventDefault();
       this.play(name, play);
     });
+    this.mineEl = h('div', { class: 'mine' });
+    this.renderMine();
+    const next = h('span', { class: 'small', 'data-next': '' });
+    const prev = day.date > FIRST_DAY ? h('a', { href: `/daily/${shiftDay(day.date, -1)}`, 'data-link': '' }, '← previous day') : null;
+    const later = this.today ? null : h('a', { href: '/daily', 'data-link': '' }, 'today →');
+    clear(this.root, h('div', { class: 'panel daily' },
+      h('h1', {}, `Daily challenge · ${day.date}`),
+      day.code
+        ? h('p', {}, 'Game code ', h('span', { class: 'code' }, day.code), day.par ? ` · par ${day.par}` : '', ' · 4 cells')
+        : h('p', {}, "Today's deal is secret until the day ends: it is dealt when your game starts.", day.par ? ` Par ${day.par}` : '', ' · 4 cells.'),
+      this.mineEl,
+      form,
+      this.today ? h('p', {}, next) : null,
+      h('p', { class: 'row small' }, prev, later),
+      h('h2', {}, 'Leaderboard'),
+      this.board));
+    clearInterval(this.timer);
+    const tick = () => {
+      if (Number.isFinite(day.next_at)) next.textContent = `Next deal in ${clock(day.next_at - Date.now())}.`;
+    };
+    tick();
+    this.timer = setInterval(tick, 1000);
+  }
+
+  // My result of the day: its place moves as others finish.
+  renderMine() {
+    const me = this.me;
     const mine = [];
     if (me && me.entry) {
       const entry = me.entry;
@@ -115,7 +122,8 @@ export class DailyPage {
       if (me.share) {
         mine.push(h('div', { class: 'share' },
           h('label', { for: 'daily-share' }, 'Share (the result, not the deal)'),
-          h('div', { class: 'row' }, h('textarea', { id: 'daily-share', readonly: true, rows: 2 }, me.share), copyButton(() => me.share, 'Copy'))));
+          h('div', { class: 'row' }, h('textarea', { id: 'daily-share', readonly: true, rows: 3 }, me.share), copyButton(() => me.share, 'Copy'),
+            typeof navigator.share === 'function' ? h('button', { type: 'button', class: 'share-native', onclick: () => navigator.share({ text: me.share }).catch(() => {}) }, 'Share…') : null)));
       }
     } else if (me && me.attempt) {
       mine.push(h('p', { class: 'my-result' }, 'Your ranked game of the day is under way. ',
@@ -125,26 +133,31 @@ export class DailyPage {
     } else {
       mine.push(h('p', { class: 'small' }, 'A past day: games of it are practice and do not go on its leaderboard.'));
     }
-    const next = h('span', { class: 'small', 'data-next': '' });
-    const prev = day.date > FIRST_DAY ? h('a', { href: `/daily/${shiftDay(day.date, -1)}`, 'data-link': '' }, '← previous day') : null;
-    const later = this.today ? null : h('a', { href: '/daily', 'data-link': '' }, 'today →');
-    clear(this.root, h('div', { class: 'panel daily' },
-      h('h1', {}, `Daily challenge · ${day.date}`),
-      day.code
-        ? h('p', {}, 'Game code ', h('span', { class: 'code' }, day.code), day.par ? ` · par ${day.par}` : '', ' · 4 cells')
-        : h('p', {}, "Today's deal is secret until the day ends: it is dealt when your game starts.", day.par ? ` Par ${day.par}` : '', ' · 4 cells.'),
-      mine,
-      form,
-      this.today ? h('p', {}, next) : null,
-      h('p', { class: 'row small' }, prev, later),
-      h('h2', {}, 'Leaderboard'),
-      this.board));
-    clearInterval(this.timer);
-    const tick = () => {
-      if (Number.isFinite(day.next_at)) next.textContent = `Next deal in ${clock(day.next_at - Date.now())}.`;
-    };
-    tick();
-    this.timer = setInterval(tick, 1000);
+    clear(this.mineEl, mine);
+  }
+
+  // Ask the server for my place again (once at a time: the live table can move fast).
+  async refreshMe() {
+    if (!this.me || !this.me.entry) return;
+    if (this.asking) {
+      this.askAgain = true;
+      return;
+    }
+    this.asking = true;
+    try {
+      const me = await api('GET', `/api/daily/${this.day.date}/me`, undefined, { 'X-Player-Key': playerKey() });
+      if (!this.destroyed && (me.rank !== this.me.rank || me.total !== this.me.total)) {
+        this.me = me;
+        this.renderMine();
+      }
+    } catch {
+      // Kept as it was; the next table asks again.
+    }
+    this.asking = false;
+    if (this.askAgain && !this.destroyed) {
+      this.askAgain = false;
+      this.refreshMe();
+    }
   }
 
   async play(nameInput, button) {
@@ -184,13 +197,13 @@ export class DailyPage {
       h('table', { class: 'results-table' },
         h('thead', {}, h('tr', {}, ['#', 'Player', 'Result', 'Time', 'Cards', 'Score', 'Moves'].map((t) => h('th', { scope: 'col' }, t)))),
         h('tbody', {}, entries.map((e) => h('tr', { class: this.me && this.me.entry && this.me.entry.entry_id === e.entry_id ? 'me' : '' },
-          h('td', {}, String(e.rank)),
-          h('td', {}, e.name),
-          h('td', {}, RESULT_TEXT[e.result] || e.result),
-          h('td', {}, e.result === 'won' ? clock(e.time_ms) : '—'),
-          h('td', {}, `${e.foundation_cards}/52`),
-          h('td', {}, String(e.score)),
-          h('td', {}, String(e.actions)))))),
+          h('td', { 'data-label': '#' }, String(e.rank)),
+          h('td', { 'data-label': 'Player', class: 'who' }, e.name),
+          h('td', { 'data-label': 'Result' }, RESULT_TEXT[e.result] || e.result),
+          h('td', { 'data-label': 'Time' }, e.result === 'won' ? clock(e.time_ms) : '—'),
+          h('td', { 'data-label': 'Cards' }, `${e.foundation_cards}/52`),
+          h('td', { 'data-label': 'Score' }, String(e.score)),
+          h('td', { 'data-label': 'Moves' }, String(e.actions)))))),
       Number.isFinite(total) && total > entries.length ? h('p', { class: 'small' }, `${total} players in all.`) : null);
   }
 
@@ -214,7 +227,10 @@ export class DailyPage {
         return;
       }
       if (msg.type === 'ping') ws.send(JSON.stringify({ type: 'pong', t: msg.t }));
-      else if (msg.type === 'daily_leaderboard') this.showBoard(msg.entries || [], msg.total);
+      else if (msg.type === 'daily_leaderboard') {
+        this.showBoard(msg.entries || [], msg.total);
+        if (this.me && this.me.entry && msg.total !== this.me.total) this.refreshMe();
+      }
     };
     ws.onclose = (event) => {
       if (this.destroyed || ws !== this.ws) return;

@@ -97,6 +97,21 @@ export function toast(message, kind = 'info', ms = 3500) {
   toastTimer = setTimeout(() => { el.hidden = true; }, ms);
 }
 
+// Say something to screen readers (the page's polite live region).
+export function say(text) {
+  const live = document.getElementById('live');
+  if (!live) return;
+  // The same words twice in a row are read again only if the text changes.
+  live.textContent = live.textContent === text ? `${text}.` : text;
+}
+
+// A toast belongs to the page that showed it.
+export function hideToast() {
+  clearTimeout(toastTimer);
+  const el = document.getElementById('toast');
+  if (el) el.hidden = true;
+}
+
 // JSON over fetch; throws an Error carrying the server's reason and status.
 export async function api(method, path, body, headers = {}) {
   const init = { method, headers: { Accept: 'application/json', ...headers } };
@@ -156,7 +171,7 @@ export function raceCreds(raceId) {
 }
 
 export function saveRaceCreds(raceId, changes) {
-  const creds = { ...raceCreds(raceId), ...changes };
+  const creds = { ...raceCreds(raceId), ...changes, at: Date.now() };
   for (const key of Object.keys(creds)) if (creds[key] === null) delete creds[key];
   try {
     localStorage.setItem(`boulanger.race.${raceId}`, JSON.stringify(creds));
@@ -165,3 +180,25 @@ export function saveRaceCreds(raceId, changes) {
   }
   return creds;
 }
+
+const PLAYER_KEY = 'boulanger.player_key';
+
+// This browser's secret player key (the server keeps only its hash).
+export function playerKey() {
+  let key = null;
+  try {
+    key = localStorage.getItem(PLAYER_KEY);
+  } catch {
+    key = null;
+  }
+  if (key && /^[A-Za-z0-9._~-]{16,128}$/.test(key)) return key;
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  key = btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  try {
+    localStorage.setItem(PLAYER_KEY, key);
+  } catch {
+    // Without storage the key lasts as long as the page.
+  }
+  return key;
+}
+

@@ -101,6 +101,9 @@ export class RaceConnection {
       const final = FINAL_CLOSES[event.code];
       if (final) {
         this.stopped = true;
+        // Another tab plays now: what this one still had queued must never
+        // be sent later (it would undo moves made over there).
+        this.pending.clear();
         this.setState('closed', final);
         return;
       }
@@ -171,6 +174,7 @@ export class RaceConnection {
   // Send an action; it is resent with the same action_id after a reconnect
   // until the server answers it. Returns the action_id.
   act(fields) {
+    if (this.stopped) return null; // replaced or closed: no queueing for later
     this.counter += 1;
     const msg = { ...fields, action_id: `${this.idPrefix}-${this.counter}` };
     this.pending.set(msg.action_id, { msg, sentAt: Date.now() });

@@ -2,18 +2,14 @@
 // results, driven by the race WebSocket. Moves show at once and are rolled
 // back when the server rejects them; the `game` of every `ack` is the truth.
 
-import { h, clear, clock, ordinal, copyButton, toast, api, savedName, saveName, raceCreds, saveRaceCreds } from './dom.js';
+import { h, clear, clock, ordinal, copyButton, toast, say, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey } from './dom.js';
 import { RaceConnection } from './net.js';
+import { cascade, play } from './feel.js';
 import { BoardView } from './board.js';
 import * as R from './rules.js';
+import { STATUS_TEXT, placeLine, progressEvent, renderMeBar, renderStandings } from './track.js';
+import { resultsPanel } from './results.js';
 
-const STATUS_TEXT = {
-  playing: 'playing',
-  won: 'won',
-  stuck: 'stuck: no legal move',
-  dead_end: 'dead end',
-  resigned: 'resigned',
-};
 const CONN_TEXT = {
   connecting: 'Connecting…',
   connected: 'Connected',
@@ -23,6 +19,10 @@ const CONN_TEXT = {
 };
 const JOIN_ERRORS = new Set(['bad_name', 'name_taken', 'bad_token', 'race_full', 'already_started', 'not_host']);
 const HISTORY_LIMIT = 100;
+const FINISH_STEP_MS = 120;
+const FEED_LENGTH = 8;
+const FOLLOW_AFTER_MS = 2500; // my own win stays in sight this long
+const REMATCH_FOLLOW_S = 5;
 
 export function setConnectionIndicator(state) {
   const el = document.getElementById('conn');
@@ -59,13 +59,14 @@ export class RaceView {
     this.hint = null;
     this.conn = null;
     this.frame = 0;
+    this.feed = []; // the event feed, newest first
     this.boardView = new BoardView({
       move: (src, dst, count) => this.sendMove(src, dst, count),
       tap: (card) => this.sendTap('tap', card),
       doubleTap: (card) => this.sendTap('double_tap', card),
       undo: () => this.sendUndo(),
       hint: () => this.askHint(),
-      illegal: (reason) => this.showReason(reason),
+      illegal: (reason, target) => this.showReason(reason, null, target),
       flush: () => { if (this.frame) this.renderNow(); },
     });
     this.onKey = (e) => this.key(e);
@@ -77,6 +78,8 @@ export class RaceView {
 
   destroy() {
     this.destroyed = true;
+    clearInterval(this.finishing);
+    clearInterval(this.rematchTimer);
     cancelAnimationFrame(this.frame);
     clearTimeout(this.startTimeout);
     clearInterval(this.ticker);
@@ -105,7 +108,7 @@ export class RaceView {
     if (info) this.adoptRace(info);
     if (this.watchOnly) this.connect({ role: 'spectator' });
     else if (this.creds.token) this.connect({ role: 'player', token: this.creds.token });
-    else if ((this.creds.host_key || this.creds.rematch_of) && savedName()) {
+    else if ((this.creds.host_key || this.creds.rematch_of || this.creds.quick) && savedName()) {
       this.connect({ role: 'player', name: savedName(), host_key: this.creds.host_key || null });
     }
     else this.showJoinForm(info);
@@ -160,7 +163,16 @@ export class RaceView {
     setConnectionIndicator(state);
     if (detail === 'no_race') this.fatal('There is no race at this address.', 'The server does not know it (any more).');
     if (detail === 'replaced') {
-      this.notice('This race is open in another tab or window.', 'Play here', () => this.conn.start(this.conn.joinMessage));
+      // Input here would be queued and sent on "Play here", long after the
+      // other tab moved on: this tab shows the game but takes no input.
+      this.replaced = true;
+      this.predictions = [];
+      this.render();
+      this.notice('This race is open in another tab or window.', 'Play here', () => {
+        this.replaced = false;
+        this.history = [];
+        this.conn.start(this.conn.joinMessage);
+      });
     }
   }
 
@@ -184,19 +196,23 @@ export class RaceView {
       case 'welcome': return this.onWelcome(msg);
       case 'snapshot': return this.onSnapshot(msg);
       case 'player_joined':
+        if (msg.player && !this.players.has(msg.player.player_id) && msg.player.player_id !== this.me) this.event(`${msg.player.name} joined`);
         this.setPlayer(msg.player);
         this.race.state = msg.race_state || this.race.state;
+        if (this.players.size >= 2 && !this.quickSecondAt) this.quickSecondAt = this.serverNow();
         return this.render();
       case 'race_starting':
         Object.assign(this.race, { state: msg.race_state || 'countdown', start_at: msg.start_at, ends_at: msg.ends_at });
         // The deal arrives now: a secret one was in no snapshot. Today's daily
         // code stays off the page (it is secret until the day ends).
-        if (msg.code && !this.isDaily()) this.race.code = msg.code;
+        if (msg.code && !this.daily()) this.race.code = msg.code;
         if (msg.game && this.role === 'player' && !this.confirmed) this.setGame(msg.game);
         this.clock(msg.now);
         this.startTimer();
+        this.event(this.solo() ? 'Your game starts' : 'The race starts');
         return this.render();
       case 'progress':
+        if (msg.player) progressEvent(this, this.players.get(msg.player.player_id), msg.player);
         this.setPlayer(msg.player);
         if (msg.leaderboard) this.race.leaderboard = msg.leaderboard;
         if (msg.race_state) this.race.state = msg.race_state;
@@ -206,10 +222,12 @@ export class RaceView {
         this.raceOverReason = msg.reason;
         for (const standing of msg.standings || []) this.setPlayer(standing);
         this.race.leaderboard = (msg.standings || []).map((s) => s.player_id);
+        this.event(msg.reason === 'time_limit' ? 'Time is up: the race is over' : 'The race is over', true);
         return this.render();
       case 'rematch':
         this.race.rematch = { race_id: msg.race_id, code: msg.code || null, url: msg.url };
         this.rematchCreds(msg.race_id);
+        this.onRematch();
         return this.render();
       case 'ack': return this.onAck(msg);
       case 'reject': return this.onReject(msg);
@@ -223,6 +241,84 @@ export class RaceView {
       case 'error': return this.onError(msg);
       default: return undefined;
     }
+  }
+
+  // -- the race as it happens: events, place, gap, following the leader ------
+
+  // A line in the event feed (the last few are kept); `loud` ones are also
+  // said to screen readers.
+  event(text, loud = false) {
+    this.feed.unshift({ text, at: this.serverNow() });
+    this.feed.length = Math.min(this.feed.length, FEED_LENGTH);
+    if (loud) {
+      say(text);
+      play('event');
+    }
+  }
+
+
+
+  placeLine() {
+    return placeLine(this);
+  }
+
+  myCards() {
+    if (this.role === 'player' && this.confirmed) return this.view().foundation_cards;
+    const me = this.players.get(this.me);
+    return me ? me.foundation_cards : 0;
+  }
+
+  // Once I am done (or as a spectator who chose no one) the board follows
+  // the leader among those still playing, where their boards are shown (a
+  // race with open boards).
+  followLeader() {
+    if (this.watchPicked || this.watchRefused || !this.race || this.race.state === 'finished') return;
+    if (!this.mayWatchPlaying(this.phase())) return;
+    const following = this.role === 'spectator' || (this.done() && this.serverNow() - (this.doneAt || 0) > FOLLOW_AFTER_MS);
+    if (!following) return;
+    const leader = this.ordered().find((p) => p.status === 'playing' && p.player_id !== this.me);
+    if (leader && leader.player_id !== this.watching) this.watch(leader.player_id, false);
+  }
+
+  // The host's rematch takes everyone along: the host goes at once, players
+  // follow in a few seconds unless they say no, spectators get the link.
+  onRematch() {
+    const rematch = this.race.rematch;
+    if (!rematch || this.rematchTimer || this.rematchDeclined) return;
+    const url = rematch.url || `/race/${rematch.race_id}`;
+    if (this.isHost()) {
+      this.navigate(url);
+      return;
+    }
+    if (this.role !== 'player' || this.daily()) return;
+    const host = this.players.get(this.race.host_id);
+    this.event(`${host ? host.name : 'The host'} opened a rematch`, true);
+    this.rematchLeft = REMATCH_FOLLOW_S;
+    this.rematchTimer = setInterval(() => {
+      this.rematchLeft -= 1;
+      if (this.rematchLeft <= 0) {
+        clearInterval(this.rematchTimer);
+        this.navigate(url);
+        return;
+      }
+      const left = this.root.querySelector('[data-rematch-left]');
+      if (left) left.textContent = String(this.rematchLeft);
+    }, 1000);
+  }
+
+  async anotherQuickRace() {
+    try {
+      const { quickRace } = await import('./app.js');
+      await quickRace(this.creds.quick.cells || this.race.cells);
+    } catch (error) {
+      toast(`No quick race now: ${error.message}`, 'error');
+    }
+  }
+
+  declineRematch() {
+    clearInterval(this.rematchTimer);
+    this.rematchDeclined = true;
+    this.render();
   }
 
   onWelcome(msg) {
@@ -300,10 +396,6 @@ export class RaceView {
     }
   }
 
-  isDaily() {
-    return Boolean((this.race && this.race.daily) || this.creds.daily);
-  }
-
   isHost() {
     return this.role === 'player' && this.me !== null && this.race && this.race.host_id === this.me;
   }
@@ -322,16 +414,18 @@ export class RaceView {
       const card = same && prediction.card ? prediction.card : cardAt(before, move.src, move.count);
       if (card) this.history.push({ ...move, card, points: R.movePoints(move.src, move.dst) });
       if (this.history.length > HISTORY_LIMIT) this.history.shift();
+      if (card && (kind === 'tap' || kind === 'double_tap')) this.announce(move, card);
     }
     if (msg.game) this.confirmed = msg.game;
-    if (msg.move && (kind === 'tap' || kind === 'double_tap')) this.announce(msg.move, 'moved');
     this.hint = null;
     this.render();
   }
 
   onReject(msg) {
-    this.predictions = this.predictions.filter((p) => p.id !== msg.action_id);
-    this.showReason(msg.reason || rejectText(msg.code), msg.code);
+    const refused = this.predictions.find((p) => p.id === msg.action_id);
+    this.predictions = this.predictions.filter((p) => p !== refused);
+    const target = refused && (refused.card || (refused.move && refused.move.src));
+    this.showReason(msg.reason || rejectText(msg.code), msg.code, target);
     this.render();
   }
 
@@ -354,10 +448,15 @@ export class RaceView {
     this.startSent = false;
     this.rematchSent = false;
     this.render();
-    if ((msg.code === 'unknown_player' || msg.code === 'boards_hidden') && this.watching) {
+    const watchRefused = ['unknown_player', 'boards_hidden', 'watch_refused', 'not_yet', 'spectator'].includes(msg.code) && this.watching;
+    if (watchRefused) {
+      // A board that is not shown (yet): the track still follows everyone.
       this.watching = null;
       this.watchedGame = null;
-      this.render();
+      if (!this.watchPicked) {
+        this.watchRefused = true;
+        return;
+      }
     }
     toast(msg.reason || rejectText(msg.code), 'error');
   }
@@ -366,7 +465,9 @@ export class RaceView {
     if (msg.result === 'won' && msg.move) {
       this.hint = msg.move;
       const m = msg.move;
-      toast(`Hint: ${m.count > 1 ? `${m.count} cards` : 'a card'} from ${R.placeLabel(m.src)} to ${R.placeLabel(m.dst)}`);
+      const card = this.confirmed && R.movingCards(this.view().board, m.src, m.count)[0];
+      const what = card ? `${m.count > 1 ? `${m.count} cards from ` : ''}${R.cardText(card)}` : 'a card';
+      this.boardView.note(card || m.src, `Hint: ${what} to ${R.placeLabel(m.dst)}`);
     } else if (msg.result === 'unsolvable') {
       toast('No win from here: undo some moves.', 'error');
     } else {
@@ -378,7 +479,7 @@ export class RaceView {
   // -- my actions -------------------------------------------------------------
 
   canPlay() {
-    if (this.role !== 'player' || !this.confirmed || !this.race) return false;
+    if (this.replaced || this.role !== 'player' || !this.confirmed || !this.race) return false;
     if (!this.running()) return false;
     const me = this.players.get(this.me);
     return !(me && (me.status === 'won' || me.status === 'resigned'));
@@ -398,7 +499,9 @@ export class RaceView {
   }
 
   act(kind, fields, move = null) {
+    this.playedHere = true;
     const id = this.conn.act({ type: kind, ...fields });
+    if (!id) return null;
     this.predictions.push({ id, kind, move, card: null });
     this.hint = null;
     this.render();
@@ -408,8 +511,8 @@ export class RaceView {
   sendMove(src, dst, count) {
     if (!this.canPlay()) return;
     const move = { src, dst, count };
-    this.act('move', move, move);
-    this.announce(move, 'moving');
+    const card = R.movingCards(this.view().board, src, count)[0];
+    if (this.act('move', move, move) && card) this.announce(move, card);
   }
 
   sendTap(kind, card) {
@@ -417,7 +520,7 @@ export class RaceView {
     const board = this.view().board;
     const move = kind === 'tap' ? R.tapMove(board, card) : R.doubleTapMove(board, card);
     if (!move) {
-      if (kind === 'double_tap') this.showReason(`${card} has no destination`);
+      if (kind === 'double_tap') this.boardView.refuse(card, `${R.cardText(card)} has nowhere to go now`);
       return;
     }
     this.act(kind, { card }, move);
@@ -427,7 +530,7 @@ export class RaceView {
     if (!this.canPlay()) return;
     const view = this.view();
     if (!view.can_undo) {
-      this.showReason('nothing to undo');
+      toast('Nothing to undo', 'error');
       return;
     }
     this.act('undo', {});
@@ -454,7 +557,8 @@ export class RaceView {
     this.render();
   }
 
-  watch(playerId) {
+  watch(playerId, picked = true) {
+    if (picked) this.watchPicked = true;
     this.watching = playerId;
     this.watchedGame = null;
     this.conn.send({ type: 'watch', player_id: playerId });
@@ -500,17 +604,19 @@ export class RaceView {
     };
   }
 
-  showReason(reason, code) {
-    // The server's reason as it is ("col3>col5: 7H does not go on 8D: ..."),
-    // capitalised only when it is a sentence.
-    const text = !reason ? 'Not allowed' : /^(col|cell)\d/.test(reason) ? reason : reason.charAt(0).toUpperCase() + reason.slice(1);
-    toast(text, 'error');
+  // Why something was refused, in plain words next to the card it concerns
+  // (a toast when no board is in sight).
+  showReason(reason, code, target) {
+    const text = R.plainReason(reason);
+    if (target && !this.boardView.el.hidden && this.boardView.el.isConnected) this.boardView.refuse(target, text);
+    else toast(text, 'error');
     if (code === 'race_over' || code === 'finished') this.render();
   }
 
-  announce(move, verb) {
-    const live = document.getElementById('live');
-    if (live) live.textContent = `${verb} ${move.count > 1 ? `${move.count} cards` : 'card'} from ${R.placeLabel(move.src)} to ${R.placeLabel(move.dst)}`;
+  // Tell a screen reader what moved, naming the card.
+  announce(move, card) {
+    const what = move.count > 1 ? `${move.count} cards from ${R.cardName(card)}` : R.cardName(card);
+    say(`${what} to ${R.placeLabel(move.dst)}`);
   }
 
   key(e) {
@@ -544,9 +650,10 @@ export class RaceView {
     if (!page) {
       page = h('div', { class: 'race-page' },
         h('div', { class: 'race-head' }),
+        h('div', { class: 'me-bar', role: 'status', hidden: true }),
         h('div', { class: 'race-main' },
           h('section', { class: 'play', 'aria-label': 'Game' },
-            h('div', { class: 'stats' }), h('div', { class: 'banner-area' }), h('div', { class: 'panel-area' }), h('div', { class: 'board-area' })),
+            h('div', { class: 'stats' }), h('div', { class: 'banner-area' }), h('div', { class: 'panel-area' }), h('div', { class: 'guide-area' }), h('div', { class: 'board-area' })),
           h('aside', { class: 'standings', 'aria-label': 'Players' })));
       clear(this.root, page);
       page.querySelector('.board-area').append(this.boardView.el, keysHelp());
@@ -559,8 +666,27 @@ export class RaceView {
     this.renderBanner(page.querySelector('.banner-area'), phase);
     this.renderPanel(page.querySelector('.panel-area'), phase);
     this.renderBoard(page.querySelector('.board-area'), phase);
-    this.renderStandings(page.querySelector('.standings'), phase);
+    renderStandings(this, page.querySelector('.standings'), phase);
+    renderMeBar(this, page.querySelector('.me-bar'), phase);
+    if (phase === 'running' && this.canPlay()) this.maybeGuide(page.querySelector('.guide-area'));
   }
+
+  // A first game: the guide, once (it sits above the board and covers nothing).
+  async maybeGuide(area) {
+    if (this.guideAsked) return;
+    this.guideAsked = true;
+    const { guideDone, firstGameGuide } = await import('./guide.js');
+    if (guideDone() || this.destroyed) return;
+    area.appendChild(firstGameGuide(() => this.boardView.layout(true)));
+    this.boardView.layout(true);
+  }
+
+  // Leaving a game still on asks first (the game goes on without you).
+  leaving() {
+    if (!this.canPlay() || this.solo()) return null;
+    return 'Leave the race? Your game stays where it is and the others race on; you can come back from the home page.';
+  }
+
 
   renderHead(el, phase) {
     const race = this.race;
@@ -568,10 +694,13 @@ export class RaceView {
     clear(el,
       h('h1', {}, this.creds.daily ? `Daily challenge ${this.creds.daily}` : race.practice ? 'Practice' : 'Race'),
       this.creds.daily ? h('span', { class: 'badge' }, this.creds.ranked ? 'ranked' : 'practice') : null,
-      race.code ? h('span', { class: 'code', title: 'game code' }, race.code) : null,
+      // A deal the server picked stays secret until the start (code null in
+      // the lobby); today's daily code, until the day ends.
+      race.code ? h('span', { class: 'code', title: 'game code' }, race.code)
+        : this.daily() ? null : h('span', { class: 'meta' }, 'deal shown at the start'),
       race.open_boards ? h('span', { class: 'tag open-boards', title: 'spectators watch every board live' }, 'open boards') : null,
       h('span', { class: 'meta' }, `${cellsText(race.cells)} · ${phaseText}`),
-      race.par ? h('span', { class: 'meta' }, `par ${race.par}`) : null,
+      race.par ? h('span', { class: 'meta' }, `par ${race.par}`, info('Par', `Par: the solver won this deal in ${race.par} moves. Fewer moves is better; time decides races.`)) : null,
       h('span', { class: 'meta ends', 'data-ends': '' }),
       this.role === 'spectator' ? h('span', { class: 'badge' }, 'spectator') : null);
   }
@@ -586,8 +715,11 @@ export class RaceView {
     const view = this.view();
     const me = this.players.get(this.me);
     const playing = this.canPlay();
+    // Every card left can go up in order: the player may ask for all of it.
+    const finish = playing && !this.finishing && R.finishMoves(view.board);
     clear(el,
-      stat('Score', view.score, 'score'),
+      finish ? h('button', { type: 'button', class: 'primary finish', onclick: () => this.finish() }, `Finish (${finish.length} ${finish.length === 1 ? 'card' : 'cards'} up)`) : null,
+      stat('Score', view.score, 'score', 'Score: +10 for each card put on a foundation, +5 for a card moved from a free cell to a column.'),
       stat('Time', this.myTime(), 'time'),
       stat('Foundations', `${view.foundation_cards}/52`, 'foundations'),
       stat('Moves', view.actions, 'actions'),
@@ -595,7 +727,45 @@ export class RaceView {
         h('button', { type: 'button', class: 'undo', disabled: !playing || !view.can_undo, onclick: () => this.sendUndo(), title: 'Undo (u)' }, '↶ Undo'),
         this.race.practice ? h('button', { type: 'button', class: 'hint', disabled: !playing, onclick: () => this.askHint(), title: 'Hint (h)' }, 'Hint') : null,
         playing ? resignButton(() => this.resign()) : null),
-      me && me.rank ? h('span', { class: 'rank' }, `${ordinal(me.rank)} place`) : null);
+      me && me.rank && !this.solo() ? h('span', { class: 'rank' }, `${ordinal(me.rank)} place`) : null);
+  }
+
+  // Send the finishing moves one by one, each checked by the server like any
+  // move (the rules' "no automatic moves" holds: the player asked). Paced so
+  // that they stay well inside the message budget and are seen going up.
+  finish() {
+    if (this.finishing) return;
+    this.finishing = setInterval(() => {
+      if (this.destroyed || !this.canPlay()) {
+        this.stopFinishing();
+        return;
+      }
+      if (this.predictions.length > 1) return;
+      const moves = R.finishMoves(this.view().board);
+      if (!moves) {
+        this.stopFinishing();
+        return;
+      }
+      this.sendMove(moves[0].src, moves[0].dst, 1);
+    }, FINISH_STEP_MS);
+    this.render();
+  }
+
+  stopFinishing() {
+    clearInterval(this.finishing);
+    this.finishing = 0;
+    this.render();
+  }
+
+  // The win, once, as it happens (not on a reload of a game won before).
+  celebrate() {
+    if (this.celebrated) return;
+    this.celebrated = true;
+    play('win');
+    requestAnimationFrame(() => {
+      const places = this.boardView.places;
+      if (places) cascade(places.foundationSlots.map((slot) => slot.querySelector('.card')).filter(Boolean));
+    });
   }
 
   myTime() {
@@ -616,7 +786,9 @@ export class RaceView {
     const buttons = [];
     let text = null;
     if (status === 'won') {
-      text = me && me.time_ms ? `You won in ${clock(me.time_ms)}${me.rank ? ` — ${ordinal(me.rank)} place` : ''}!` : 'You won!';
+      if (this.playedHere) this.celebrate();
+      const place = me && me.rank && !this.solo() ? ` — ${ordinal(me.rank)} of ${this.players.size}` : '';
+      text = me && me.time_ms ? `You won in ${clock(me.time_ms)}${place}!` : 'You won!';
     } else if (status === 'resigned') {
       text = 'You resigned. Your cards on foundations count for the leaderboard.';
     } else if (status === 'stuck' || status === 'dead_end') {
@@ -637,10 +809,15 @@ export class RaceView {
     else if (phase === 'countdown') el.appendChild(h('div', { class: 'panel countdown', role: 'timer' }, h('p', {}, 'The race starts in'), h('p', { class: 'big', 'data-countdown': '' }, this.countdownText())));
     else if (phase === 'finished') el.appendChild(this.resultsPanel());
     if (this.race.rematch && phase === 'finished') {
-      const url = this.race.rematch.url || `/race/${this.race.rematch.race_id}`;
-      el.prepend(h('div', { class: 'notice rematch', role: 'alert' },
-        'A rematch is open, on a new deal. ',
-        h('a', { href: url, class: 'button primary', 'data-link': '' }, 'Go to the rematch')));
+      const base = this.race.rematch.url || `/race/${this.race.rematch.race_id}`;
+      const url = this.role === 'spectator' ? `${base}?watch=1` : base;
+      const following = this.rematchTimer && !this.rematchDeclined && this.role === 'player';
+      el.prepend(h('div', { class: 'notice rematch', role: 'status' },
+        following
+          ? h('span', {}, 'A rematch is open, on a new deal: you join it in ', h('span', { 'data-rematch-left': '' }, String(this.rematchLeft)), ' s. ')
+          : 'A rematch is open, on a new deal. ',
+        h('a', { href: url, class: 'button primary', 'data-link': '' }, this.role === 'spectator' ? 'Watch the rematch' : following ? 'Join now' : 'Go to the rematch'),
+        following ? h('button', { type: 'button', class: 'decline', onclick: () => this.declineRematch() }, 'No thanks') : null));
     }
   }
 
@@ -657,8 +834,15 @@ export class RaceView {
       this.race.practice || this.creds.daily ? null : h('p', { class: 'small fair-play' }, this.race.open_boards
         ? 'Open boards: spectators watch every board live.'
         : 'Fair play: the deal is dealt when the race starts, and nobody sees a board until its player has finished.'),
-      h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`));
-    if (this.isHost() && this.creds.autostart) {
+      h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`),
+      this.race.winnable === false
+        ? h('p', { class: 'notice', role: 'note' }, 'The solver found no win for this deal: the most cards on the foundations will decide.')
+        : null);
+    const quick = this.creds.quick;
+    if (quick) {
+      // Nobody hosts a quick race: the server starts it.
+      panel.appendChild(h('p', { class: 'quick-when' }, this.quickText()));
+    } else if (this.isHost() && this.creds.autostart) {
       panel.appendChild(h('p', {}, 'Starting…'));
     } else if (this.isHost()) {
       panel.appendChild(h('p', {}, h('button', { type: 'button', class: 'primary start', disabled: this.startSent, onclick: () => this.start() }, this.startSent ? 'Starting…' : 'Start the race')));
@@ -668,56 +852,54 @@ export class RaceView {
     return panel;
   }
 
+  quickText() {
+    const quick = this.creds.quick;
+    if (this.players.size < 2) return `Quick race: it starts ${quick.wait_s} s after a second player comes, or at once with ${quick.players}.`;
+    const second = this.quickSecondAt;
+    const left = second ? Math.max(0, Math.ceil((second + quick.wait_s * 1000 - this.serverNow()) / 1000)) : 0;
+    return `Quick race: it starts ${left ? `in about ${left} s` : 'any moment now'}, or at once with ${quick.players} players.`;
+  }
+
   countdownText() {
     const left = (this.race.start_at || 0) - this.serverNow();
     return left > 0 ? String(Math.ceil(left / 1000)) : 'Go!';
   }
 
   resultsPanel() {
-    const order = this.ordered();
-    const mine = this.players.get(this.me);
-    const shareText = this.shareText(mine, order.length);
-    const reason = { time_limit: 'The time limit is over.', all_done: 'Every player has finished.' }[this.raceOverReason] || 'The race is over.';
-    return h('div', { class: 'panel results' },
-      h('h2', {}, 'Results'),
-      h('p', {}, reason, this.race.open_boards ? ' This race had open boards: spectators watched every board live.' : ''),
-      mine && mine.review ? h('p', { class: 'held', role: 'status' }, `Your result is held for review: ${mine.review.reason}.`) : null,
-      h('table', { class: 'results-table' },
-        h('thead', {}, h('tr', {}, ['#', 'Player', 'Time', 'Cards', 'Score', 'Moves', 'Result'].map((t) => h('th', { scope: 'col' }, t)))),
-        h('tbody', {}, order.map((p, i) => h('tr', { class: p.player_id === this.me ? 'me' : '' },
-          h('td', {}, p.rank ? String(p.rank) : String(i + 1)),
-          h('td', {}, p.name, p.player_id === this.me ? ' (you)' : ''),
-          h('td', {}, Number.isFinite(p.time_ms) ? clock(p.time_ms) : '—'),
-          h('td', {}, `${p.foundation_cards}/52`),
-          h('td', {}, String(p.score)),
-          h('td', {}, String(p.actions)),
-          h('td', {}, STATUS_TEXT[p.status] || p.status,
-            p.review ? h('span', { class: 'tag held', title: p.review.reason }, 'held for review') : null))))),
-      h('div', { class: 'share' },
-        h('label', { for: 'share-text' }, 'Share'),
-        h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 2 }, shareText), copyButton(() => shareText, 'Copy'))),
-      h('p', { class: 'row' },
-        this.isHost() && !this.race.rematch && !this.creds.daily
-          ? h('button', { type: 'button', class: 'primary rematch-button', disabled: this.rematchSent, onclick: () => this.rematch() }, this.rematchSent ? 'Opening…' : 'Rematch')
-          : null,
-        this.creds.daily ? h('a', { href: `/daily/${this.creds.daily}`, class: 'button primary', 'data-link': '' }, 'Daily leaderboard') : null,
-        h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home')));
+    return resultsPanel(this);
   }
 
-  shareText(mine, total) {
-    const result = !mine ? null : mine.status === 'won'
-      ? `won${mine.rank ? ` (${ordinal(mine.rank)} of ${total})` : ''} in ${clock(mine.time_ms || 0)}`
-      : `got ${mine.foundation_cards}/52 cards to the foundations`;
-    // A daily's deal is secret until the day ends: no code, no link to the attempt.
-    if (this.isDaily()) {
-      const day = this.race.daily || this.creds.daily;
-      return result ? `Baker's Game daily ${day}: I ${result}, score ${mine.score}.` : `Baker's Game daily ${day}.`;
-    }
-    const url = `${location.origin}/race/${this.raceId}`;
-    const deal = this.race.code ? ` ${this.race.code}` : '';
-    if (!result) return `Baker's Game race${deal}: ${url}`;
-    return `Baker's Game${deal}: I ${result}, score ${mine.score}. ${url}`;
+  // A race of one (practice, a daily attempt) has a result, not a place.
+  solo() {
+    return Boolean(this.race && (this.race.practice || this.daily() || this.players.size === 1));
   }
+
+  daily() {
+    return (this.race && this.race.daily) || this.creds.daily || null;
+  }
+
+  // The place of the day of a ranked daily attempt, once the server recorded it.
+  loadDailyPlace() {
+    const date = this.daily();
+    if (!date || this.role !== 'player' || this.dailyPlace || this.dailyAsked >= 20) return;
+    if (this.dailyTimer) return;
+    this.dailyAsked = (this.dailyAsked || 0) + 1;
+    this.dailyTimer = setTimeout(async () => {
+      try {
+        const me = await api('GET', `/api/daily/${date}/me`, undefined, { 'X-Player-Key': playerKey() });
+        if (!me.attempt || me.attempt.race_id !== this.raceId) this.dailyAsked = 99; // a practice game
+        else if (me.rank) this.dailyPlace = { rank: me.rank, total: me.total };
+      } catch {
+        // The result panel works without it.
+      }
+      this.dailyTimer = 0;
+      if (this.destroyed) return;
+      if (this.dailyPlace) this.render();
+      else this.loadDailyPlace();
+    }, this.dailyAsked === 1 ? 0 : 500);
+  }
+
+
 
   renderBoard(el, phase) {
     if (this.role === 'spectator' || ((phase === 'finished' || this.done()) && this.watching && this.watching !== this.me)) {
@@ -758,34 +940,9 @@ export class RaceView {
     return (this.role === 'spectator' || this.done()) && Boolean(this.race.open_boards) && phase !== 'lobby';
   }
 
-  renderStandings(el, phase) {
-    const canWatch = this.role === 'spectator' || phase === 'finished' || this.done();
-    const playingShown = this.mayWatchPlaying(phase);
-    const list = h('ol', { class: 'players' }, this.ordered().map((p) => {
-      const pct = Math.round((p.foundation_cards / 52) * 100);
-      const status = phase === 'lobby' || phase === 'countdown' ? 'ready'
-        : p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;
-      return h('li', { class: `player status-${p.status}${p.player_id === this.me ? ' me' : ''}${p.player_id === this.watching ? ' watched' : ''}`, 'data-player': p.player_id },
-        h('div', { class: 'line' },
-          h('span', { class: 'name' }, p.name),
-          p.host ? h('span', { class: 'tag' }, 'host') : null,
-          p.player_id === this.me ? h('span', { class: 'tag' }, 'you') : null,
-          h('span', { class: 'state' }, status)),
-        phase === 'lobby' ? null : h('div', { class: 'line' },
-          h('span', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 52, 'aria-valuenow': p.foundation_cards, 'aria-label': `${p.name}: cards on foundations` },
-            h('span', { class: 'fill', style: { width: `${pct}%` } })),
-          h('span', { class: 'cards' }, `${p.foundation_cards}/52`),
-          h('span', { class: 'score' }, `${p.score} pts`)),
-        !canWatch || p.player_id === this.me || phase === 'lobby' ? null
-          : playingShown || finished(p)
-            ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === this.watching), onclick: () => this.watch(p.player_id) }, p.player_id === this.watching ? 'Watching' : 'Watch')
-            : h('span', { class: 'board-hidden small' }, 'board hidden until they finish'));
-    }));
-    clear(el, h('h2', {}, phase === 'finished' ? 'Leaderboard' : 'Players'), list);
-  }
-
   tick() {
     if (!this.race || !this.role) return;
+    this.followLeader();
     const page = this.root.querySelector('.race-page');
     if (!page) return;
     const phase = this.phase();
@@ -795,6 +952,8 @@ export class RaceView {
     }
     const time = page.querySelector('[data-stat="time"] .value');
     if (time) time.textContent = this.myTime();
+    const quickWhen = page.querySelector('.quick-when');
+    if (quickWhen) quickWhen.textContent = this.quickText();
     const countdown = page.querySelector('[data-countdown]');
     if (countdown) countdown.textContent = this.countdownText();
     const ends = page.querySelector('[data-ends]');
@@ -815,13 +974,28 @@ function keysHelp() {
       h('li', {}, 'u undoes the last move; in practice, h asks for a hint.')));
 }
 
-// Won or resigned: such a player's board may be watched.
-function finished(standing) {
-  return standing.status === 'won' || standing.status === 'resigned';
+
+
+function stat(label, value, key, about) {
+  return h('span', { class: 'stat', 'data-stat': key }, h('span', { class: 'label' }, label), ' ', h('span', { class: 'value' }, String(value)), about ? info(label, about) : null);
 }
 
-function stat(label, value, key) {
-  return h('span', { class: 'stat', 'data-stat': key }, h('span', { class: 'label' }, label), ' ', h('span', { class: 'value' }, String(value)));
+// A small "?" that shows what a word on the screen means (par, score).
+// (Which are open is kept here: the head and the stats are drawn again often.)
+const OPEN_INFO = new Set();
+
+export function info(label, text) {
+  const shown = OPEN_INFO.has(label);
+  const box = h('span', { class: 'info-text', hidden: !shown, role: 'note' }, text);
+  const button = h('button', { type: 'button', class: 'info', 'aria-expanded': String(shown), 'aria-label': `What is ${label.toLowerCase()}?` }, '?');
+  button.addEventListener('click', () => {
+    const open = box.hidden;
+    box.hidden = !open;
+    button.setAttribute('aria-expanded', String(open));
+    if (open) OPEN_INFO.add(label);
+    else OPEN_INFO.delete(label);
+  });
+  return h('span', { class: 'info-wrap' }, button, box);
 }
 
 function resignButton(run) {
@@ -881,6 +1055,7 @@ function rejectText(code) {
     already_started: 'the race has started',
     not_host: 'only the host can do that',
     boards_hidden: 'boards are hidden until their players finish',
+    watch_refused: 'you see the others\' boards once you have finished',
     not_yet: 'a daily game can be watched once its day is over',
   }[code] || code || 'refused';
 }

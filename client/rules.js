@@ -227,3 +227,75 @@ export function autoCount(board, src, dst) {
   }
   return Math.max(1, Math.min(run, capacity(board, true)));
 }
+
+// -- words for people --------------------------------------------------------
+
+// A card as people write it: "2♦", "10♣".
+export const cardText = (card) => `${rankLabel(card)}${SUIT_SYMBOLS[suitOf(card)]}`;
+
+const CARD_CODE = /\b([A2-9TJQK])([SHDC])\b/g;
+const PLACE_CODE = /\b(col|cell)([1-8])\b/g;
+
+// An engine reason ("col3>col5: 7H does not go on 8D: same suit, one rank
+// higher required") in plain words with card names ("7♥ does not go on 8♦:
+// only on 8♥"). The engine's words stay the reference (whyIllegal matches
+// them); this only rewrites them for the eye.
+export function plainReason(reason) {
+  if (!reason) return 'Not allowed';
+  let text = String(reason).replace(/^(?:col|cell)\d>(?:col\d|cell\d|foundation): /, '');
+  let match = /^([A2-9TJQK][SHDC]) does not go on ([A2-9TJQK][SHDC])/.exec(text);
+  if (match) {
+    const [, card, top] = match;
+    const home = rankOf(card) < 13 ? cardText(cardOf(rankOf(card) + 1, suitOf(card))) : null;
+    return `${cardText(card)} does not go on ${cardText(top)}${home ? `: only on ${home} (same suit, one higher)` : ': a king goes only to an empty column'}`;
+  }
+  match = /^group of (\d+) cards exceeds capacity (\d+)/.exec(text);
+  if (match) return `You can move ${match[2]} cards at once now, not ${match[1]}: free a cell or a column first`;
+  match = /^([A2-9TJQK][SHDC]) cannot go to the foundation(?:: it takes (\S+) next| now)?/.exec(text);
+  if (match) {
+    const next = match[2] && match[2] !== 'nothing' ? `: ${cardText(match[2])} goes up first` : '';
+    return `${cardText(match[1])} cannot go to its foundation yet${next}`;
+  }
+  match = /^the top (\d+) cards of (\w+) are not a same-suit run/.exec(text);
+  if (match) return `Those ${match[1]} cards are not a run of one suit`;
+  if (text === 'cards on a foundation are final') return 'Cards on a foundation stay there';
+  text = text.replace(CARD_CODE, (_, r, s) => cardText(r + s)).replace(PLACE_CODE, (_, k, n) => `${k === 'col' ? 'column' : 'cell'} ${n}`);
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+// Why a tap on `card` sends it nowhere, in a line (null when it can go up).
+export function tapHint(board, card) {
+  const where = locate(board, card);
+  if (!where) return null;
+  if (where.depth > 1) {
+    const col = board.columns[parsePlace(where.place).index];
+    return where.depth <= movableRun(col)
+      ? `Drag or double-tap to move these ${where.depth} cards`
+      : `${cardText(card)} is covered: move the cards on it first`;
+  }
+  if (isLegal(board, where.place, 'foundation')) return null;
+  const top = board.foundations[suitOf(card)] || 0;
+  return `${cardText(card)} cannot go up yet: ${cardText(cardOf(top + 1, suitOf(card)))} first. Double-tap to move it`;
+}
+
+// The moves that finish the game when every card left can go to the
+// foundations in order with no other move: each card left is on top of a
+// column or in a cell when its turn comes. Null otherwise.
+export function finishMoves(board) {
+  let b = copyBoard(board);
+  const moves = [];
+  for (;;) {
+    if (foundationCards(b) === 52) return moves.length ? moves : null;
+    let found = null;
+    b.cells.forEach((card, i) => {
+      if (!found && card && isLegal(b, `cell${i + 1}`, 'foundation')) found = `cell${i + 1}`;
+    });
+    b.columns.forEach((col, i) => {
+      if (!found && col.length && isLegal(b, `col${i + 1}`, 'foundation')) found = `col${i + 1}`;
+    });
+    if (!found) return null;
+    const move = { src: found, dst: 'foundation', count: 1 };
+    moves.push({ ...move, card: movingCards(b, found)[0] });
+    b = applyMove(b, found, 'foundation');
+  }
+}

@@ -41,7 +41,12 @@ SERVER_ENV = {
     "BOULANGER_MESSAGES_PER_SECOND": "100",
     "BOULANGER_MESSAGE_BURST": "200",
     "BOULANGER_PING_INTERVAL_S": "2",  # so that the tests see pings answered
+    "BOULANGER_QUICK_RACE_WAIT_S": "2",  # a quick race starts 2 s after its second player
     "BOULANGER_REVIEW_MIN_ACTIONS": "1000000",
+    # Every browser of the suite creates its races (practice games, rematches
+    # and daily attempts included) from 127.0.0.1: the per-address limit has
+    # tests of its own (tests/web).
+    "BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "1000",
 }
 
 
@@ -91,11 +96,16 @@ def browser() -> Iterator[Any]:
 class Player:
     """One browser context and its page, with what the page said and sent."""
 
-    def __init__(self, browser: Any, base: str, name: str, **options: Any) -> None:
+    def __init__(
+        self, browser: Any, base: str, name: str, guide: bool = False, **options: Any
+    ) -> None:
         self.name = name
         self.base = base
         options.setdefault("viewport", {"width": 1280, "height": 860})
         self.context = browser.new_context(**options)
+        if not guide:
+            # This player has seen the first-game guide (tests of it ask for it).
+            self.context.add_init_script("localStorage.setItem('boulanger.guide', 'done')")
         self.context.set_default_timeout(10_000)
         self.page = self.context.new_page()
         self.errors: list[str] = []

@@ -12,9 +12,8 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.staticfiles import StaticFiles
 
 from ..broker import Broker, open_broker
 from ..engine import GameCode
@@ -26,9 +25,11 @@ from .frames import RawSend
 from .headers import SecurityHeaders
 from .hub import Hubs, now_ms
 from .limits import AddressLimits
+from .quick import QuickRaces, quick_race
 from .settings import Settings
 from .socket import race_socket
 from .solving import SolverPool
+from .static import ClientFiles
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,7 @@ class Server:
             settings.address_lease_s,
         )
         self.solver = SolverPool(settings.catalog_seed)
+        self.quick = QuickRaces(self)  # the public queue of POST /api/quick
         self.stopping = False
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -69,6 +71,7 @@ class Server:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
+        await self.quick.close()
         await self.hubs.close()
         await self.daily.close()  # daily challenge
         await self.addresses.close()
@@ -115,7 +118,8 @@ class Server:
             created_at=now_ms(),
             host_key_hash=host_key_hash or secret_hash(host_key),
             time_limit_s=self.settings.time_limit_s,
-            countdown_ms=self.settings.countdown_ms,
+            # A practice game is a race of one: it starts at once, no countdown.
+            countdown_ms=0 if practice else self.settings.countdown_ms,
             practice=practice,
             par=par,
             winnable=winnable,
@@ -152,17 +156,22 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         finally:
             await server.stop()
 
-    client_dir = settings.client_dir
-    index = client_dir / "index.html"
+    client = ClientFiles(settings.client_dir)
 
     async def page(request: Any) -> Response:
-        if not index.is_file():
-            return JSONResponse({"error": {"code": "no_client", "reason": "client not found"}}, 404)
-        return FileResponse(index, headers={"Cache-Control": "no-cache"})
+        return client.page(request)
+
+    async def unknown(request: Any) -> Response:
+        # Any other address is the client's "nothing here" page (with a 404),
+        # except under /api/, whose callers read JSON.
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": {"code": "http", "reason": "Not Found"}}, 404)
+        return client.page(request, status_code=404)
 
     routes = [
         Route("/healthz", http.healthz),
         Route("/api/races", http.create_race, methods=["POST"]),
+        Route("/api/quick", quick_race, methods=["POST"]),
         Route("/api/races/{race_id}", http.race_snapshot),
         Route("/api/races/{race_id}/records/{player_id}", http.race_record),
         *http.daily_routes(),
@@ -172,7 +181,9 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         Route("/daily", page),
         Route("/daily/{date}", page),
         Route("/practice", page),
-        Mount("/static", StaticFiles(directory=client_dir, check_dir=False), name="static"),
+        Route("/rules", page),
+        Mount("/static", client, name="static"),
+        Route("/{path:path}", unknown),
     ]
     app = Starlette(
         routes=routes,

@@ -65,6 +65,10 @@ class Settings:
     review_fast_ms: int = _REVIEW.fast_ms
     review_fast_share: float = _REVIEW.fast_share
     review_par_ms: int = _REVIEW.par_ms
+    # Quick races (boulanger.web.quick): one starts with this many players, or
+    # this long after its second player joined.
+    quick_race_players: int = 8
+    quick_race_wait_s: float = 20.0
 
     def review_limits(self) -> ReviewLimits:
         """The review limits new races are created with."""

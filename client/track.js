@@ -1,0 +1,113 @@
+// The race as everyone sees it: the track of the racers (places, cards on
+// foundations, the gap to the leader), my place pinned above the board, and
+// what their progress means for the event feed. Functions of the race page.
+
+import { h, clear, clock, ordinal } from './dom.js';
+
+export const STATUS_TEXT = {
+  playing: 'playing',
+  won: 'won',
+  stuck: 'stuck: no legal move',
+  dead_end: 'dead end',
+  resigned: 'resigned',
+};
+const MILESTONES = [26, 39];
+
+// My place and the gap to the leader, in words ("3rd of 8 · 4 behind Ann").
+export function placeLine(page) {
+  const order = page.ordered();
+  const at = order.findIndex((p) => p.player_id === page.me);
+  if (at < 0 || order.length < 2) return null;
+  const mine = page.myCards();
+  const leader = order[0];
+  let gap;
+  if (at === 0) {
+    const second = order[1];
+    const ahead = mine - second.foundation_cards;
+    gap = leader.status === 'won' ? 'you finished first' : ahead > 0 ? `${ahead} ahead of ${second.name}` : `level with ${second.name}`;
+  } else if (leader.status === 'won') {
+    gap = `${leader.name} won in ${clock(leader.time_ms || 0)}`;
+  } else {
+    const behind = leader.foundation_cards - mine;
+    gap = behind > 0 ? `${behind} behind ${leader.name}` : `level with ${leader.name}`;
+  }
+  return { place: `${ordinal(at + 1)} of ${order.length}`, cards: `${mine}/52`, gap };
+}
+
+// My place, pinned above the board during a race: "3rd of 8 · 16/52 · 4 behind Ann",
+// with a small track of everyone.
+export function renderMeBar(page, el, phase) {
+  const line = phase === 'running' && page.role === 'player' && !page.solo() ? page.placeLine() : null;
+  el.hidden = !line;
+  if (!line) return;
+  const mine = page.myCards();
+  clear(el,
+    h('span', { class: 'my-place' }, line.place),
+    h('span', { class: 'my-cards' }, line.cards),
+    h('span', { class: 'gap' }, line.gap),
+    h('span', { class: 'mini-track', 'aria-hidden': 'true' }, page.ordered().map((p) => {
+      const cards = p.player_id === page.me ? mine : p.foundation_cards;
+      return h('span', { class: `runner${p.player_id === page.me ? ' me' : ''}`, title: p.name, style: { left: `${(cards / 52) * 100}%` } }, p.name.slice(0, 1));
+    })));
+}
+
+export function renderStandings(page, el, phase) {
+  const canWatch = page.role === 'spectator' || phase === 'finished' || page.done();
+  // A fair race shows no board of a player still playing (docs/protocol.md, "Boards").
+  const playingShown = page.mayWatchPlaying(phase);
+  // My own line shows my game as I see it (moves still on their way included).
+  const mine = page.role === 'player' && page.confirmed && page.predictions.length ? page.view() : null;
+  const list = h('ol', { class: 'players' }, page.ordered().map((standing, index) => {
+    const p = mine && standing.player_id === page.me
+      ? { ...standing, foundation_cards: mine.foundation_cards, score: mine.score }
+      : standing;
+    const pct = Math.round((p.foundation_cards / 52) * 100);
+    const place = phase === 'lobby' ? null : h('span', { class: 'place', 'aria-label': `place ${index + 1}` }, String(index + 1));
+    const status = phase === 'lobby' || phase === 'countdown' ? 'ready'
+      : p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;
+    return h('li', { class: `player status-${p.status}${p.player_id === page.me ? ' me' : ''}${p.player_id === page.watching ? ' watched' : ''}`, 'data-player': p.player_id },
+      h('div', { class: 'line' },
+        place,
+        h('span', { class: 'name' }, p.name),
+        p.host && page.players.size > 1 ? h('span', { class: 'tag' }, 'host') : null,
+        p.player_id === page.me && page.players.size > 1 ? h('span', { class: 'tag' }, 'you') : null,
+        phase === 'lobby' ? null : h('span', { class: 'cards' }, `${p.foundation_cards}/52`)),
+      // The status has a line of its own: a long one never cuts the name.
+      h('div', { class: 'line' },
+        phase === 'lobby' ? null : h('span', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 52, 'aria-valuenow': p.foundation_cards, 'aria-label': `${p.name}: cards on foundations` },
+          h('span', { class: 'fill', style: { width: `${pct}%` } })),
+        phase === 'lobby' ? null : h('span', { class: 'score' }, `${p.score} pts`),
+        h('span', { class: 'state' }, status)),
+      !canWatch || p.player_id === page.me || phase === 'lobby' ? null
+        : playingShown || finished(p)
+          ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === page.watching), onclick: () => page.watch(p.player_id) }, p.player_id === page.watching ? 'Watching' : 'Watch')
+          : h('span', { class: 'board-hidden small' }, 'board hidden until they finish'));
+  }));
+  const feed = page.feed.length && !page.solo()
+    ? h('div', { class: 'feed' }, h('h2', {}, 'Race news'), h('ul', {}, page.feed.map((e) => h('li', {}, e.text))))
+    : null;
+  clear(el, h('h2', {}, phase === 'finished' ? 'Leaderboard' : phase === 'lobby' ? 'Players' : 'The race'), list, feed);
+}
+
+// What a rival's new standing means: a finish, a resign, a milestone.
+export function progressEvent(page, before, after) {
+  const me = after.player_id === page.me;
+  const done = after.status === 'won' || after.status === 'resigned';
+  if (me && done && !page.doneAt) page.doneAt = page.serverNow();
+  if (!before || page.solo()) return;
+  const who = me ? 'You' : after.name;
+  if (after.status === 'won' && before.status !== 'won') {
+    const place = after.rank ? `${ordinal(after.rank)} ` : '';
+    page.event(`${who} finished ${place}in ${clock(after.time_ms || 0)}`, !me);
+  } else if (after.status === 'resigned' && before.status !== 'resigned') {
+    page.event(`${who} resigned with ${after.foundation_cards}/52`, !me);
+  } else if (!me) {
+    const mark = MILESTONES.find((m) => before.foundation_cards < m && after.foundation_cards >= m);
+    if (mark) page.event(`${after.name} has ${mark} cards up`);
+  }
+}
+
+// Won or resigned: such a player's board may be watched.
+export function finished(standing) {
+  return standing.status === 'won' || standing.status === 'resigned';
+}

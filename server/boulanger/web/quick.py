@@ -1,0 +1,120 @@
+"""Quick races over HTTP: ``POST /api/quick`` and the starter that runs them.
+
+A thin shell around :mod:`boulanger.race.quick`: it creates races on
+catalog deals (proven winnable, like every race the server deals itself),
+sends newcomers to the open one, and starts each race when the queue says
+so. A quick race has no host: the host key is made and thrown away, so
+nobody but this starter can start it. The queue lives in this process (with
+several processes behind a proxy, each has its own queue).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ..broker import BrokerUnavailable
+from ..race.errors import ProtocolError
+from ..race.quick import QuickQueue, QuickRace, start_event
+from .http import body_code, error, json_body
+from .hub import now_ms
+
+if TYPE_CHECKING:
+    from .app import Server
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.25  # how often waiting races are looked at
+
+
+class QuickRaces:
+    """This process's quick-race queue and the task that starts its races."""
+
+    def __init__(self, server: Server) -> None:
+        settings = server.settings
+        self.server = server
+        self.queue = QuickQueue(settings.quick_race_players, int(settings.quick_race_wait_s * 1000))
+        self.lock = asyncio.Lock()
+        self._starter: asyncio.Task[None] | None = None
+
+    async def ask(self, cells: int) -> dict[str, Any]:
+        """Where a newcomer goes: the open race for ``cells``, or a new one."""
+        async with self.lock:
+            race = self.queue.waiting(cells, now_ms())
+            if race is None:
+                created = await self.server.create_race(cells=cells)
+                race = self.queue.add(created["race_id"], cells, now_ms())
+            self.queue.hand_out(race)
+            if self._starter is None or self._starter.done():
+                self._starter = asyncio.create_task(self._run())
+            return {
+                "race_id": race.race_id,
+                "url": f"/race/{race.race_id}",
+                "cells": cells,
+                "players": self.queue.players,
+                "wait_s": self.queue.wait_ms / 1000,
+                "start_by": race.start_by(self.queue.wait_ms),
+            }
+
+    async def _run(self) -> None:
+        while self.queue.watched:
+            await asyncio.sleep(POLL_S)
+            for race in list(self.queue.watched.values()):
+                try:
+                    await self._check(race)
+                except BrokerUnavailable:
+                    continue  # looked at again on the next round
+                except Exception:
+                    log.exception("quick race %s: could not check it", race.race_id)
+                    self.queue.started(race)
+
+    async def _check(self, race: QuickRace) -> None:
+        hub = await self.server.hubs.get(race.race_id)
+        now = now_ms()
+        if hub is None or hub.race.start_at is not None or hub.race.over_reason is not None:
+            self.queue.started(race)
+            return
+        if race.second_at is None and now - race.created_at > self.queue.expire_ms:
+            self.queue.started(race)  # nobody else came: it stops taking newcomers
+            return
+        if self.queue.should_start(race, len(hub.race.players), now):
+            with contextlib.suppress(ProtocolError):
+                await hub.submit(lambda: start_event(hub.race, now_ms()))
+            self.queue.started(race)
+
+    async def close(self) -> None:
+        if self._starter is not None:
+            self._starter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._starter
+
+
+async def quick_race(request: Request) -> Response:
+    """``POST /api/quick`` with ``{"cells": 4}``: a place in the next quick race."""
+    server: Server = request.app.state.server
+    address = request.client.host if request.client else "?"
+    try:
+        data = await json_body(request)
+    except HTTPException as exc:
+        return error(exc.status_code, body_code(exc.status_code), str(exc.detail))
+    unknown = set(data) - {"cells"}
+    if unknown:
+        return error(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
+    cells = data.get("cells", 4)
+    if cells not in (4, 2, 1) or isinstance(cells, bool):
+        return error(400, "bad_message", "cells must be 4, 2 or 1")
+    if not await server.addresses.may_create(address):
+        return error(
+            429, "too_many_races", "too many races created from this address; wait a minute"
+        )
+    try:
+        answer = await server.quick.ask(cells)
+    except LookupError:
+        return error(503, "no_deal", f"no proven-winnable deal with {cells} cells is available")
+    return JSONResponse(answer)
