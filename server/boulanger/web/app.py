@@ -19,7 +19,7 @@ from ..broker import Broker, open_broker
 from ..engine import GameCode
 from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.race import RaceMeta
-from . import http
+from . import http, replays
 from .daily import Daily
 from .frames import RawSend
 from .headers import SecurityHeaders
@@ -175,12 +175,14 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         Route("/api/races/{race_id}", http.race_snapshot),
         Route("/api/races/{race_id}/records/{player_id}", http.race_record),
         *http.daily_routes(),
+        *replays.routes(),
         WebSocketRoute("/ws/races/{race_id}", race_socket),
         Route("/", page),
         Route("/race/{race_id}", page),
         Route("/daily", page),
         Route("/daily/{date}", page),
         Route("/practice", page),
+        *(Route(path, page) for path in replays.PAGES),
         Route("/rules", page),
         Mount("/static", client, name="static"),
         Route("/{path:path}", unknown),
