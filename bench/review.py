@@ -95,9 +95,7 @@ def main() -> None:
     for cells in args.cells:
         walls: dict[str, list[float]] = collections.defaultdict(list)
         cpus: dict[str, list[float]] = collections.defaultdict(list)
-        findings: dict[str, collections.Counter[str]] = collections.defaultdict(
-            collections.Counter
-        )
+        findings: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
         slowest: dict[str, tuple[float, int]] = {}
         for deal in range(args.first, args.last + 1):
             for kind, record in records(GameCode(deal, cells)).items():

@@ -4,6 +4,7 @@
 import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds } from './dom.js';
 import { RaceView } from './race.js';
 import { DailyPage } from './daily.js';
+import { ReplayPage, raceSource, dailySource } from './replay.js';
 import { soundOn, setSound } from './feel.js';
 
 const main = document.getElementById('main');
@@ -13,6 +14,8 @@ let current = null; // the page object that owns `main` (has destroy())
 const ROUTES = [
   [/^\/$/, () => home()],
   [/^\/race\/([A-Za-z0-9_-]{1,64})\/?$/, (id) => racePage(id)],
+  [/^\/race\/([A-Za-z0-9_-]{1,64})\/replay\/([^/]+)\/?$/, (id, who) => replayPage(raceSource(id), who)],
+  [/^\/daily\/([^/]+)\/replay\/([^/]+)\/?$/, (date, who) => replayPage(dailySource(decodeURIComponent(date)), who)],
   [/^\/daily\/?$/, () => daily()],
   [/^\/daily\/([^/]+)\/?$/, (date) => daily(date)],
   [/^\/practice\/?$/, () => practice()],
@@ -259,6 +262,17 @@ function racePage(raceId) {
   page('Race');
   const params = new URLSearchParams(location.search);
   const view = new RaceView(main, raceId, { watch: params.has('watch'), navigate });
+  current = view;
+  view.mount();
+}
+
+// -- replays: up to four recorded games side by side (replay.js) ---------------------
+
+function replayPage(source, first) {
+  page('Replay');
+  const more = (new URLSearchParams(location.search).get('with') || '').split(',').filter(Boolean);
+  const ids = [decodeURIComponent(first), ...more].filter((id, i, all) => all.indexOf(id) === i);
+  const view = new ReplayPage(main, source, ids, navigate);
   current = view;
   view.mount();
 }
