@@ -5,6 +5,7 @@ import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds } f
 import { RaceView } from './race.js';
 import { DailyPage } from './daily.js';
 import { ReplayPage, raceSource, dailySource } from './replay.js';
+import { isRecordPath } from './ghost.js';
 import { soundOn, setSound } from './feel.js';
 
 const main = document.getElementById('main');
@@ -283,11 +284,15 @@ async function practice() {
   page('Practice', h('p', { class: 'loading' }, 'Dealing…'));
   const params = new URLSearchParams(location.search);
   const body = { practice: true };
+  const ghost = isRecordPath(params.get('ghost')) ? { path: params.get('ghost'), name: (params.get('name') || 'Ghost').slice(0, 24) } : null;
   if (params.get('code')) body.code = params.get('code');
   else body.cells = Number(params.get('cells')) || 4;
   if (!savedName()) saveName('Player');
   try {
+    // A ghost's game: the same deal as its record.
+    if (ghost) body.code = (await api('GET', `${ghost.path}/replay`)).code;
     const race = await createRace(body);
+    if (ghost) saveRaceCreds(race.race_id, { ghost });
     if (location.pathname.startsWith('/practice')) navigate(`/race/${race.race_id}`, true);
   } catch (error) {
     if (!location.pathname.startsWith('/practice')) return;

@@ -9,6 +9,7 @@ import { BoardView } from './board.js';
 import * as R from './rules.js';
 import { STATUS_TEXT, placeLine, progressEvent, renderMeBar, renderStandings } from './track.js';
 import { resultsPanel } from './results.js';
+import { Ghost } from './ghost.js';
 
 const CONN_TEXT = {
   connecting: 'Connecting…',
@@ -60,6 +61,7 @@ export class RaceView {
     this.conn = null;
     this.frame = 0;
     this.feed = []; // the event feed, newest first
+    this.ghost = this.creds.ghost ? new Ghost(this.creds.ghost) : null; // a recorded rival (ghost.js)
     this.boardView = new BoardView({
       move: (src, dst, count) => this.sendMove(src, dst, count),
       tap: (card) => this.sendTap('tap', card),
@@ -85,6 +87,7 @@ export class RaceView {
     clearInterval(this.ticker);
     document.removeEventListener('keydown', this.onKey);
     this.boardView.destroy();
+    if (this.ghost) this.ghost.destroy();
     if (this.conn) this.conn.destroy();
     setConnectionIndicator(null);
     if (window.boulanger === this) window.boulanger = null;
@@ -668,6 +671,7 @@ export class RaceView {
     this.renderBoard(page.querySelector('.board-area'), phase);
     renderStandings(this, page.querySelector('.standings'), phase);
     renderMeBar(this, page.querySelector('.me-bar'), phase);
+    if (this.ghost) this.ghost.attach(this, page);
     if (phase === 'running' && this.canPlay()) this.maybeGuide(page.querySelector('.guide-area'));
   }
 

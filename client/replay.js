@@ -6,6 +6,7 @@
 
 import { h, clear, clock, api } from './dom.js';
 import { BoardView } from './board.js';
+import { ghostLink } from './ghost.js';
 
 export const MAX_GAMES = 4;
 const SPEEDS = [1, 2, 4];
@@ -99,7 +100,8 @@ export class ReplayPage {
         game.line,
         h('p', { class: 'downloads small' },
           h('a', { href: this.source.base(id), download: `${id}.json` }, 'Record (JSON)'), ' · ',
-          h('a', { href: `${this.source.base(id)}/text`, download: `${id}.txt` }, 'Moves (text)')));
+          h('a', { href: `${this.source.base(id)}/text`, download: `${id}.txt` }, 'Moves (text)'), ' · ',
+          h('a', { href: ghostLink(this.source.base(id), game.name), class: 'race-ghost', 'data-link': '' }, 'Race this ghost')));
       return game;
     });
     this.end = Math.max(0, ...this.games.map((g) => g.frames[g.frames.length - 1].t || 0));

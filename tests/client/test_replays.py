@@ -138,3 +138,106 @@ def test_four_replays_fit_a_desktop(players: Any, finished: dict[str, str]) -> N
     width = viewer.page.evaluate("document.documentElement.scrollWidth")
     assert width <= 1280
     viewer.screenshot("desktop-replay-three")
+
+
+# -- ghosts ------------------------------------------------------------------------------
+
+
+def test_a_ghost_from_a_replay_races_beside_me(players: Any, finished: dict[str, str]) -> None:
+    me = players("ghost-phone", **PHONE)
+    race = finished["race"]
+    me.page.goto(f"{me.base}/race/{race}/replay/{finished['Ann']}")
+    expect(me.page.locator(".replay-game")).to_have_count(1)
+    me.page.locator(".replay-game a.race-ghost").click()
+    # A practice game on the ghost's deal, with Ann's ghost under my place.
+    expect(me.page).to_have_url(re.compile(r"/race/[A-Za-z0-9_-]+$"))
+    expect(me.page.locator(".race-head .code")).to_have_text(CODE)
+    bar = me.page.locator(".ghost-bar")
+    expect(bar).to_be_visible()
+    expect(bar.locator(".ghost-name")).to_have_text("Ghost: Ann")
+    expect(me.page.locator(".board .card")).to_have_count(52)
+    me.screenshot("phone-ghost-start")
+    # Ann's game follows its times: scripted, it was won within seconds.
+    expect(bar).to_contain_text("Ann won in", timeout=30_000)
+    expect(bar.locator(".ghost-cards")).to_have_text("52/52")
+    assert me.page.evaluate("document.documentElement.scrollWidth") <= 390
+    me.screenshot("phone-ghost-won")
+
+
+def test_my_best_game_is_a_ghost_to_race_again(players: Any) -> None:
+    me = players("best", **DESKTOP)
+    me.page.goto(f"{me.base}/practice?code={CODE}")
+    expect(me.page.locator(".board .card")).to_have_count(52)
+    me.page.locator("button.resign").click()
+    me.page.locator("button.resign").click()  # armed, then confirmed
+    expect(me.page.locator("a.race-ghost")).to_have_text("Race your best")
+    expect(me.page.locator("a.watch-replays")).to_be_visible()
+    me.page.locator("a.race-ghost").click()
+    expect(me.page.locator(".ghost-bar .ghost-name")).to_have_text("Ghost: Your best")
+    expect(me.page.locator(".race-head .code")).to_have_text(CODE)
+    expect(me.page.locator(".ghost-bar")).to_contain_text(
+        "Your best stopped at 0/52", timeout=20_000
+    )
+    me.screenshot("desktop-ghost-best")
+
+
+@pytest.fixture(scope="module")
+def yesterday_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A server whose SQLite file holds yesterday's daily winner (written before it starts)."""
+    from datetime import timedelta
+
+    from boulanger.broker import open_broker
+    from boulanger.broker.daily import open_daily_store
+    from boulanger.race import daily as d
+    from support.servers import ServerProcess
+
+    from .conftest import SERVER_ENV
+
+    path = tmp_path_factory.mktemp("yesterday") / "boulanger.db"
+    yesterday = d.today(int(__import__("time").time() * 1000)) - timedelta(days=1)
+    code = str(d.game_code(yesterday))
+    line = solve(code, budget=60).actions
+    record = {"code": code, "actions": [{**m, "t": 700 * (i + 1)} for i, m in enumerate(line)]}
+
+    async def write() -> None:
+        broker = open_broker(f"sqlite:///{path}")
+        await broker.start()
+        store = open_daily_store(broker, 90)
+        entry = d.DailyEntry("Zoé", "won", 700 * len(line), len(line), 0, 52)
+        await store.record(yesterday, "k" * 64, entry, record)
+        await broker.close()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, write()).result()
+    proc = ServerProcess(f"sqlite:///{path}", env=SERVER_ENV)
+    proc.start()
+    try:
+        yield {"server": proc, "day": yesterday.isoformat(), "code": code}
+    finally:
+        proc.stop()
+
+
+@pytest.mark.parametrize(("size", "options"), [("desktop", DESKTOP), ("phone", PHONE)])
+def test_the_daily_page_offers_yesterdays_winner_as_a_ghost(
+    players: Any, yesterday_server: dict[str, Any], size: str, options: dict[str, Any]
+) -> None:
+    base = yesterday_server["server"].base
+    me = players(f"daily-ghost-{size}", base=base, **options)
+    me.page.goto(f"{base}/daily")
+    offer = me.page.locator(".ghost-offer a.race-ghost")
+    expect(offer).to_contain_text("Race yesterday's winner, Zoé")
+    if size == "desktop":
+        # Yesterday's page: every entry can be watched.
+        me.page.goto(f"{base}/daily/{yesterday_server['day']}")
+        expect(me.page.locator(".daily-board a", has_text="Watch")).to_have_count(1)
+        me.page.locator(".daily-board a", has_text="Watch").click()
+        expect(me.page.locator(".replay-game h2")).to_have_text("Zoé")
+        expect(me.page.locator(".review .finding")).to_contain_text("Zoé won in")
+        me.page.goto(f"{base}/daily")
+    me.screenshot(f"{size}-daily-ghost-offer")
+    offer.click()
+    expect(me.page.locator(".ghost-bar .ghost-name")).to_have_text("Ghost: Zoé")
+    expect(me.page.locator(".race-head .code")).to_have_text(yesterday_server["code"])
+    # At 0.7 s an action, Zoé's first card reaches a foundation within seconds.
+    expect(me.page.locator(".ghost-bar .ghost-cards")).not_to_have_text("0/52", timeout=30_000)
+    me.screenshot(f"{size}-ghost-daily")
