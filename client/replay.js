@@ -108,6 +108,16 @@ export class ReplayPage {
     this.render();
     this.show();
     this.loadReview();
+    // Space plays and pauses, the arrows step (not while a control has the keys).
+    this.onKey = (e) => {
+      if (e.target && ['INPUT', 'BUTTON', 'A', 'TEXTAREA'].includes(e.target.tagName)) return;
+      if (e.key === ' ') this.toggle();
+      else if (e.key === 'ArrowRight') this.step(1);
+      else if (e.key === 'ArrowLeft') this.step(-1);
+      else return;
+      e.preventDefault();
+    };
+    document.addEventListener('keydown', this.onKey);
   }
 
   render() {
@@ -244,6 +254,7 @@ export class ReplayPage {
   destroy() {
     this.destroyed = true;
     this.playing = false;
+    if (this.onKey) document.removeEventListener('keydown', this.onKey);
     cancelAnimationFrame(this.frame);
     for (const game of this.games) game.view.destroy();
   }

@@ -102,6 +102,12 @@ def test_two_replays_side_by_side_play_step_and_scrub(
     assert _moves(viewer, 0) + _moves(viewer, 1) == 1
     viewer.page.click("button.step.back")
     assert _moves(viewer, 0) + _moves(viewer, 1) == 0
+    # The keys do the same once no control has them.
+    viewer.page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    viewer.page.keyboard.press("ArrowRight")
+    assert _moves(viewer, 0) + _moves(viewer, 1) == 1
+    viewer.page.keyboard.press("ArrowLeft")
+    assert _moves(viewer, 0) + _moves(viewer, 1) == 0
     # The review jumps to the position before the losing move.
     review.locator("button", has_text="before it").click()
     expect(viewer.page.locator(".replay-line").first).to_have_text("The deal")
