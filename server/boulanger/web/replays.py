@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
+import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -29,6 +31,8 @@ from . import daily_http, http
 
 if TYPE_CHECKING:
     from .app import Server
+
+log = logging.getLogger(__name__)
 
 # Seconds of solver time one review may take, and reviews kept per process.
 REVIEW_BUDGET_S = 5.0
@@ -101,7 +105,7 @@ def _text(fetch: Fetch) -> Fetch:
         if record is None:
             return refusal
         body = "".join(f"{line}\n" for line in text_lines(record))
-        name = "-".join(request.path_params.values())
+        name = re.sub(r"[^A-Za-z0-9_-]", "", "-".join(request.path_params.values()))
         return PlainTextResponse(
             body, headers={"Content-Disposition": f'inline; filename="{name}.txt"'}
         )
@@ -130,7 +134,12 @@ def _review(fetch: Fetch) -> Fetch:
         async def compute() -> dict[str, Any]:
             return await server.solver.review(record, None, REVIEW_BUDGET_S)
 
-        return JSONResponse(await _reviews(request).get(record, compute))
+        try:
+            review = await _reviews(request).get(record, compute)
+        except Exception:  # the solver process failed (or was stopped): nothing is kept
+            log.exception("review of %s failed", request.url.path)
+            return http.error(503, "try_again", "the solver cannot review this game now; try again")
+        return JSONResponse(review)
 
     return review
 
