@@ -1,11 +1,9 @@
 // The boulanger web client: routes by path, the home page, the daily
 // challenge and practice; the race page lives in race.js.
 
-import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds } from './dom.js';
+import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds, isRecordPath } from './dom.js';
 import { RaceView } from './race.js';
 import { DailyPage } from './daily.js';
-import { ReplayPage, raceSource, dailySource } from './replay.js';
-import { isRecordPath } from './ghost.js';
 import { soundOn, setSound } from './feel.js';
 
 const main = document.getElementById('main');
@@ -15,8 +13,8 @@ let current = null; // the page object that owns `main` (has destroy())
 const ROUTES = [
   [/^\/$/, () => home()],
   [/^\/race\/([A-Za-z0-9_-]{1,64})\/?$/, (id) => racePage(id)],
-  [/^\/race\/([A-Za-z0-9_-]{1,64})\/replay\/([^/]+)\/?$/, (id, who) => replayPage(raceSource(id), who)],
-  [/^\/daily\/([^/]+)\/replay\/([^/]+)\/?$/, (date, who) => replayPage(dailySource(decodeURIComponent(date)), who)],
+  [/^\/race\/([A-Za-z0-9_-]{1,64})\/replay\/([^/]+)\/?$/, (id, who) => replayPage('race', id, who)],
+  [/^\/daily\/([^/]+)\/replay\/([^/]+)\/?$/, (date, who) => replayPage('daily', decodeURIComponent(date), who)],
   [/^\/daily\/?$/, () => daily()],
   [/^\/daily\/([^/]+)\/?$/, (date) => daily(date)],
   [/^\/practice\/?$/, () => practice()],
@@ -269,11 +267,15 @@ function racePage(raceId) {
 
 // -- replays: up to four recorded games side by side (replay.js) ---------------------
 
-function replayPage(source, first) {
-  page('Replay');
+// Loaded when first wanted: a first visit does not pay for it.
+async function replayPage(kind, key, first) {
+  page('Replay', h('p', { class: 'loading' }, 'Loading the replay…'));
+  const path = location.pathname;
+  const { ReplayPage, raceSource, dailySource } = await import('./replay.js');
+  if (location.pathname !== path) return; // gone elsewhere meanwhile
   const more = (new URLSearchParams(location.search).get('with') || '').split(',').filter(Boolean);
   const ids = [decodeURIComponent(first), ...more].filter((id, i, all) => all.indexOf(id) === i);
-  const view = new ReplayPage(main, source, ids, navigate);
+  const view = new ReplayPage(main, kind === 'race' ? raceSource(key) : dailySource(key), ids, navigate);
   current = view;
   view.mount();
 }

@@ -1,9 +1,8 @@
 // The daily challenge page: the day's deal, my result and streak, a ranked
 // first attempt (then practice), and the day's leaderboard, live.
 
-import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey } from './dom.js';
+import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey, ghostLink } from './dom.js';
 import { setConnectionIndicator } from './race.js';
-import { ghostLink } from './ghost.js';
 
 const FIRST_DAY = '2026-01-01';
 

@@ -9,7 +9,6 @@ import { BoardView } from './board.js';
 import * as R from './rules.js';
 import { STATUS_TEXT, placeLine, progressEvent, renderMeBar, renderStandings } from './track.js';
 import { resultsPanel } from './results.js';
-import { Ghost } from './ghost.js';
 
 const CONN_TEXT = {
   connecting: 'Connecting…',
@@ -61,7 +60,14 @@ export class RaceView {
     this.conn = null;
     this.frame = 0;
     this.feed = []; // the event feed, newest first
-    this.ghost = this.creds.ghost ? new Ghost(this.creds.ghost) : null; // a recorded rival (ghost.js)
+    this.ghost = null; // a recorded rival (ghost.js, loaded for a ghost's game only)
+    if (this.creds.ghost) {
+      import('./ghost.js').then(({ Ghost }) => {
+        if (this.destroyed) return;
+        this.ghost = new Ghost(this.creds.ghost);
+        this.render();
+      });
+    }
     this.boardView = new BoardView({
       move: (src, dst, count) => this.sendMove(src, dst, count),
       tap: (card) => this.sendTap('tap', card),

@@ -4,9 +4,8 @@
 // solver's review of the first game. The server sends every frame
 // (GET .../records/{id}/replay, docs/protocol.md "Replays").
 
-import { h, clear, clock, api } from './dom.js';
+import { h, clear, clock, api, ghostLink } from './dom.js';
 import { BoardView } from './board.js';
-import { ghostLink } from './ghost.js';
 
 export const MAX_GAMES = 4;
 const SPEEDS = [1, 2, 4];

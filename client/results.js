@@ -1,9 +1,8 @@
 // The end of a race: the results (a table, or a result card for a game of
 // one), the share text and the buttons that lead on.
 
-import { h, clock, ordinal, copyButton } from './dom.js';
+import { h, clock, ordinal, copyButton, ghostLink, keepBest } from './dom.js';
 import { STATUS_TEXT } from './track.js';
-import { ghostLink, keepBest } from './ghost.js';
 
 const RESULT_COLUMNS = ['#', 'Player', 'Time', 'Cards', 'Score', 'Moves', 'Result'];
 
