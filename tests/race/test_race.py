@@ -9,6 +9,7 @@ import pytest
 from boulanger.engine import Move
 from boulanger.race import protocol as p
 from boulanger.race.errors import ProtocolError
+from boulanger.race.events import Event, Started
 from boulanger.race.ids import secret_hash
 from boulanger.race.race import MAX_PLAYERS, Duplicate, Race, RaceMeta
 from boulanger.solver import solve
@@ -30,10 +31,9 @@ class Log:
         self.race = Race(RaceMeta(**{**fields, **meta}))  # type: ignore[arg-type]
         self.messages: list[p.Message] = []
 
-    def append(self, event: dict | Duplicate | None) -> p.Message:
-        assert isinstance(event, dict)
-        event["seq"] = self.race.seq + 1
-        message = self.race.apply(event)
+    def append(self, event: Event | Duplicate | None) -> p.Message:
+        assert event is not None and not isinstance(event, Duplicate)
+        message = self.race.apply(self.race.seq + 1, event)
         self.messages.append(message)
         return message
 
@@ -245,7 +245,7 @@ def test_rematch_only_by_the_host_once_the_race_is_over() -> None:
 def test_events_must_come_in_order() -> None:
     log = Log()
     with pytest.raises(ValueError, match="event 2 applied after 0"):
-        log.race.apply({"seq": 2, "kind": "start", "at": 0, "start_at": 0})
+        log.race.apply(2, Started(0, 0))
 
 
 def test_replicas_fed_the_same_log_agree() -> None:

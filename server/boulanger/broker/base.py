@@ -56,16 +56,18 @@ class Broker(abc.ABC):
     async def race_meta(self, race_id: str) -> dict[str, Any] | None: ...
 
     @abc.abstractmethod
-    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+    async def append(self, race_id: str, event: str, condition: Condition) -> int:
         """Append ``event`` if ``condition`` holds, and publish it; return its ``seq``.
 
-        The broker numbers the event (``seq`` = the log's length + 1) and
-        stores and publishes it with that number. Returns 0, appending
+        ``event`` is a JSON object's text, which the broker does not read
+        (:func:`boulanger.codec.encode_event`). The broker numbers it (``seq``
+        = the log's length + 1) and stores and publishes it with that number
+        first (:func:`boulanger.codec.with_seq`). Returns 0, appending
         nothing, when the condition fails. Raises :class:`BrokerUnavailable`.
         """
 
-    async def confirm(self, race_id: str, event: dict[str, Any]) -> bool:
-        """Whether ``event`` (as :meth:`read` returned it) is in the log, durable as an
+    async def confirm(self, race_id: str, event: str) -> bool:
+        """Whether ``event`` (a text :meth:`read` returned) is in the log, durable as an
         acknowledged append is; raises :class:`BrokerUnavailable` when that cannot be told.
 
         An event found in the log is on the primary, which is all an append
@@ -74,8 +76,8 @@ class Broker(abc.ABC):
         return True
 
     @abc.abstractmethod
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
-        """The events with ``seq`` greater than ``after``, in order."""
+    async def read(self, race_id: str, after: int) -> list[str]:
+        """The events with ``seq`` greater than ``after``, in order, as logged (``seq`` first)."""
 
     # -- pub/sub -----------------------------------------------------------
 

@@ -386,20 +386,20 @@ class RedisClusterBroker(Broker):
         text = _check(await self._command(key_slot(key), encode_command("GET", key)))
         return None if text is None else dict(json.loads(text))
 
-    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+    async def append(self, race_id: str, event: str, condition: Condition) -> int:
         command = append_command(_APPEND_SHA, race_id, event, condition)
         return int(await self._command(key_slot(race_channel(race_id)), command, command))
 
-    async def confirm(self, race_id: str, event: dict[str, Any]) -> bool:
+    async def confirm(self, race_id: str, event: str) -> bool:
         if not self.replica_wait:
             return True
         command = confirm_command(race_id, event)
         return bool(await self._command(key_slot(race_channel(race_id)), command, b""))
 
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
+    async def read(self, race_id: str, after: int) -> list[str]:
         key = _key(race_id, "log")
         texts = _check(await self._command(key_slot(key), encode_command("LRANGE", key, after, -1)))
-        return [json.loads(text) for text in texts]
+        return [text if isinstance(text, str) else text.decode() for text in texts]
 
     # -- pub/sub -----------------------------------------------------------
 

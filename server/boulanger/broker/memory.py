@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections import defaultdict
 from typing import Any
 
+from ..codec import with_seq
 from .base import Broker, Condition, Listener, race_channel
 
 
@@ -47,7 +47,7 @@ class MemoryBroker(Broker):
         meta = self._metas.get(race_id)
         return None if meta is None else dict(meta)
 
-    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+    async def append(self, race_id: str, event: str, condition: Condition) -> int:
         log = self._logs[race_id]
         counts = self._counts.setdefault(race_id, {})
         if condition.log_length is not None and len(log) != condition.log_length:
@@ -60,13 +60,13 @@ class MemoryBroker(Broker):
         if condition.ends_race:
             self._over.add(race_id)
         seq = len(log) + 1
-        text = json.dumps({"seq": seq, **event}, separators=(",", ":"))
+        text = with_seq(seq, event)
         log.append(text)
         await self.publish(race_channel(race_id), text)
         return seq
 
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
-        return [json.loads(text) for text in self._logs.get(race_id, [])[after:]]
+    async def read(self, race_id: str, after: int) -> list[str]:
+        return self._logs.get(race_id, [])[after:]
 
     async def subscribe(self, channel: str, listener: Listener) -> None:
         self._listeners[channel].add(listener)

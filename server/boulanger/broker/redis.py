@@ -32,6 +32,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..codec import seq_of
 from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
 from .node import REPLY_TIMEOUT_S, Appends, Endpoint, Subscription
 from .resp import ProtocolError, encode_command
@@ -91,9 +92,9 @@ def _key(race_id: str, part: str) -> str:
     return f"bk:race:{{{race_id}}}:{part}"
 
 
-def append_command(sha: str, race_id: str, event: dict[str, Any], condition: Condition) -> bytes:
-    """``EVALSHA`` of the append script (whose sha is ``sha``) for one event."""
-    text = json.dumps(event, separators=(",", ":"))  # the script puts "seq" first
+def append_command(sha: str, race_id: str, text: str, condition: Condition) -> bytes:
+    """``EVALSHA`` of the append script (whose sha is ``sha``) for one event's text."""
+    # The script puts "seq" first, as codec.with_seq does.
     return encode_command(
         "EVALSHA",
         sha,
@@ -110,10 +111,11 @@ def append_command(sha: str, race_id: str, event: dict[str, Any], condition: Con
     )
 
 
-def confirm_command(race_id: str, event: dict[str, Any]) -> bytes:
-    """``CONFIRM`` for a logged event (as :meth:`Broker.read` returned it)."""
-    text = json.dumps(event, separators=(",", ":"))  # as logged: "seq" first
-    return encode_command("EVAL", CONFIRM, 1, _key(race_id, "log"), event["seq"], text, RACE_TTL_S)
+def confirm_command(race_id: str, text: str) -> bytes:
+    """``CONFIRM`` for a logged event's text (as :meth:`Broker.read` returned it)."""
+    seq = seq_of(text)
+    assert seq is not None, "not a logged event"
+    return encode_command("EVAL", CONFIRM, 1, _key(race_id, "log"), seq, text, RACE_TTL_S)
 
 
 def check_script_loaded(sha: str) -> Any:
@@ -207,25 +209,25 @@ class RedisBroker(Broker):
             raise BrokerUnavailable(str(error)) from error
         return None if text is None else dict(json.loads(text))
 
-    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+    async def append(self, race_id: str, event: str, condition: Condition) -> int:
         command = append_command(_APPEND_SHA, race_id, event, condition)
         appender = self._appends.conn
         if appender is None:
             appender = await self._appends.ready()
         return int(await appender.send(command, command))
 
-    async def confirm(self, race_id: str, event: dict[str, Any]) -> bool:
+    async def confirm(self, race_id: str, event: str) -> bool:
         if not self.replica_wait:
             return True
         appender = self._appends.conn or await self._appends.ready()
         return bool(await appender.send(confirm_command(race_id, event), b""))
 
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
+    async def read(self, race_id: str, after: int) -> list[str]:
         try:
             texts = await self.redis.lrange(_key(race_id, "log"), after, -1)
         except (RedisError, OSError) as error:
             raise BrokerUnavailable(str(error)) from error
-        return [json.loads(text) for text in texts]
+        return [str(text) for text in texts]  # decode_responses: str already
 
     # -- pub/sub -----------------------------------------------------------
 

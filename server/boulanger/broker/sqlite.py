@@ -54,6 +54,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..codec import with_seq
 from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
 from .sqlite_file import SqliteUrl, connect, lock
 
@@ -371,12 +372,12 @@ class SqliteBroker(Broker):
         text = await self.query(find)
         return None if text is None else dict(json.loads(text))
 
-    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+    async def append(self, race_id: str, event: str, condition: Condition) -> int:
         future: asyncio.Future[int] = self._running_loop().create_future()
-        self._submit(_Append(race_id, json.dumps(event, separators=(",", ":")), condition, future))
+        self._submit(_Append(race_id, event, condition, future))
         return await future
 
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
+    async def read(self, race_id: str, after: int) -> list[str]:
         def rows(conn: sqlite3.Connection) -> list[tuple[int, str]]:
             return conn.execute(
                 "SELECT seq, data FROM events WHERE race = (SELECT no FROM races WHERE id = ?)"
@@ -385,7 +386,7 @@ class SqliteBroker(Broker):
             ).fetchall()
 
         found = await self.query(rows)
-        return [json.loads(_with_seq(seq, data)) for seq, data in found]
+        return [with_seq(seq, data) for seq, data in found]
 
     # -- pub/sub: in this process -------------------------------------------
 
@@ -545,7 +546,7 @@ class SqliteBroker(Broker):
         if condition.ends_race and not state.over:
             conn.execute("UPDATE races SET over = 1 WHERE no = ?", (state.no,))
             state.over = True
-        return seq, _with_seq(seq, job.text)
+        return seq, with_seq(seq, job.text)
 
     def _state(self, conn: sqlite3.Connection, race_id: str) -> _RaceState:
         states = self._states
@@ -678,8 +679,3 @@ def _vacuum_step(conn: sqlite3.Connection) -> bool:
     for _ in range(min(free, VACUUM_PAGES)):
         conn.execute("PRAGMA incremental_vacuum(1)")
     return free > VACUUM_PAGES
-
-
-def _with_seq(seq: int, data: str) -> str:
-    """The event's JSON with ``seq`` first, as both other brokers write it."""
-    return f'{{"seq":{seq}}}' if data == "{}" else f'{{"seq":{seq},{data[1:]}'

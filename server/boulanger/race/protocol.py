@@ -1,16 +1,16 @@
 """Wire messages: one dataclass per message type, decoded and encoded here.
 
 Client messages go from a browser to the server, server messages the other
-way (named by who sends them). ``decode_client`` turns untrusted JSON into a
-typed message or raises :class:`ProtocolError` with a stable error code; it
-never lets a malformed frame reach the race logic. The document
+way (named by who sends them). :func:`decode` turns an untrusted JSON value
+into a typed message or raises :class:`ProtocolError` with a stable error
+code; it never lets a malformed frame reach the race logic. The text of
+frames is :mod:`boulanger.codec`'s business. The document
 ``docs/protocol.md`` describes every type here and is tested against it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import types
 import typing
 from dataclasses import dataclass, field
@@ -21,9 +21,6 @@ from .errors import ProtocolError
 ACTION_ID_MAX = 64
 REF_MAX = 64
 NAME_MAX = 24
-# Deeper JSON is refused before parsing: no message nests beyond 2 levels,
-# and parsing deeper text costs stack (thousands of "[" raise RecursionError).
-JSON_DEPTH_MAX = 32
 
 JsonDict = dict[str, Any]
 
@@ -51,9 +48,6 @@ class Message:
         if "ref" in data:  # last, where a reader looks for it
             data["ref"] = data.pop("ref")
         return data
-
-    def encode(self) -> str:
-        return json.dumps(self.to_wire(), separators=(",", ":"))
 
 
 # -- client messages ------------------------------------------------------
@@ -361,48 +355,6 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _too_deep(text: str | bytes, limit: int) -> bool:
-    """True when brackets nest deeper than ``limit`` (strings are skipped)."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    # Most frames have a few brackets in all: no need to look closer.
-    if text.count("[") + text.count("{") <= limit:
-        return False
-    depth = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif char in "]}":
-            depth -= 1
-    return False
-
-
-def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
-    """Untrusted JSON text parsed, or :class:`ProtocolError` ``bad_json``.
-
-    Refuses nesting deeper than ``depth`` and numbers too long to convert
-    (Python's 4,300-digit limit) the same way as any other malformed text.
-    """
-    if _too_deep(text, depth):
-        raise ProtocolError("bad_json", f"JSON nested deeper than {depth} levels")
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        raise ProtocolError("bad_json", "the frame is not valid JSON") from None
-
-
 def _an_id(value: Any, limit: int) -> str | None:
     """``value`` when it is a valid ``ref`` or ``action_id`` (a string of 1..limit characters)."""
     return value if isinstance(value, str) and 1 <= len(value) <= limit else None
@@ -450,13 +402,3 @@ def _build(data: dict[str, Any], registry: dict[str, type[Message]]) -> Message:
         if values.get(name) is not None and _an_id(values[name], limit) is None:
             raise ProtocolError("bad_message", f"{name} must be 1..{limit} characters")
     return cls(**values)
-
-
-def decode_client(text: str) -> Message:
-    """Parse one client frame; raise :class:`ProtocolError` on anything malformed."""
-    return decode(parse_json(text), CLIENT_MESSAGES)
-
-
-def decode_server(text: str) -> Message:
-    """Parse one server frame (for clients written in Python, and the tests)."""
-    return decode(json.loads(text), SERVER_MESSAGES)

@@ -21,6 +21,7 @@ from collections import deque
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from .. import codec
 from ..broker import Broker, BrokerUnavailable
 from ..broker.daily import DailyStore, daily_channel, open_daily_store, parse_published
 from ..engine import GameCode
@@ -195,7 +196,7 @@ class LiveBoard:
     async def _message(self, recent: list[dict[str, Any]]) -> str:
         page = await self.store.page(self.day, 0, LIVE_TOP)
         entries = [ranked.to_wire() for ranked in page.entries]
-        return d.DailyLeaderboard(self.day.isoformat(), page.total, entries, recent).encode()
+        return codec.encode(d.DailyLeaderboard(self.day.isoformat(), page.total, entries, recent))
 
     async def greet(self, conn: Connection) -> None:
         """Send the leaderboard to a new watcher, then add it to the pushes' audience."""

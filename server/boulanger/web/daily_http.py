@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
+from .. import codec
 from ..broker import BrokerUnavailable
 from ..race import daily as d
 from ..race import protocol as p
@@ -298,12 +299,12 @@ class Watcher(Session):
 
     def _handle(self, text: str) -> None:
         try:
-            message = p.decode(p.parse_json(text), d.CLIENT_MESSAGES)
+            message = p.decode(codec.parse_json(text), d.CLIENT_MESSAGES)
         except ProtocolError as refused:
             self.fault(refused.code, refused.reason, ref=refused.ref, action_id=refused.action_id)
             return
         if isinstance(message, p.Ping):
-            self.conn.send(p.ServerPong(message.t, ref=message.ref).encode())
+            self.conn.send(codec.encode(p.ServerPong(message.t, ref=message.ref)))
 
 
 def routes() -> list[BaseRoute]:

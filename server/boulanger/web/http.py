@@ -10,9 +10,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
 from ..broker import BrokerUnavailable
+from ..codec import parse_json
 from ..engine import EngineError, GameCode
 from ..race.errors import ProtocolError
-from ..race.protocol import parse_json
 from ..race.race import FINISHED, Race
 from .hub import now_ms
 

@@ -11,23 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .. import codec
 from ..broker import Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
 from ..race.errors import ProtocolError
+from ..race.events import Acted, Event, Logged, Resigned, Started
 from ..race.race import Duplicate, Race, RaceMeta
 from .connection import CLOSE_REPLACED, CLOSE_TRY_AGAIN, Connection, send_to_all
 
 log = logging.getLogger(__name__)
 
 RECENT_EVENTS = 256
-_SEQ_PREFIX = '{"seq":'
 APPEND_ATTEMPTS = 8
 # How long an appended event may wait for the events before it over pub/sub
 # before the log is read instead.
@@ -59,7 +59,7 @@ class RaceHub:
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._over_done = False
-        self._last: dict[str, Any] | None = None  # the last event applied
+        self._last: str | None = None  # the last event applied, as logged
 
     @property
     def race_id(self) -> str:
@@ -80,19 +80,14 @@ class RaceHub:
     # -- listener --------------------------------------------------------
 
     def on_message(self, data: str) -> None:
-        # Both brokers write "seq" first: most events reaching the process
-        # that appended them were applied already, so skip parsing those.
-        if data.startswith(_SEQ_PREFIX):
-            digits = data[len(_SEQ_PREFIX) : data.find(",", len(_SEQ_PREFIX))]
-            if digits.isdigit() and int(digits) <= self.race.seq:
-                return
-        event = json.loads(data)
-        if "seq" not in event:
-            self._control(event)
-            return
-        if event["seq"] == self.race.seq + 1:
-            self._apply(event)
-        elif event["seq"] > self.race.seq:
+        # Most events reaching the process that appended them were applied
+        # already: their seq alone says so, without parsing them.
+        seq = codec.seq_of(data)
+        if seq is None:
+            self._control(data)
+        elif seq == self.race.seq + 1:
+            self._apply(codec.decode_logged(data), data)
+        elif seq > self.race.seq:
             self.on_resync()
 
     def on_resync(self) -> None:
@@ -111,7 +106,7 @@ class RaceHub:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
-    async def catch_up(self, verify: bool = False) -> list[dict[str, Any]]:
+    async def catch_up(self, verify: bool = False) -> list[Logged]:
         """Apply what the log has beyond the replica; return those events.
 
         With ``verify``, first check that the log still holds the last event
@@ -119,17 +114,18 @@ class RaceHub:
         """
         last = self._last if verify else None
         after = self.race.seq - (last is not None)
-        events = await self.broker.read(self.race_id, after)
+        texts = await self.broker.read(self.race_id, after)
         if last is not None:
-            if not events or events[0] != last:
+            if not texts or texts[0] != last:
                 await self.rebuild()
                 return []
-            events = events[1:]
+            texts = texts[1:]
         applied = []
-        for event in events:
-            if event["seq"] == self.race.seq + 1:
-                self._apply(event)
-                applied.append(event)
+        for text in texts:
+            logged = codec.decode_logged(text)
+            if logged.seq == self.race.seq + 1:
+                self._apply(logged, text)
+                applied.append(logged)
         self._check_over()
         return applied
 
@@ -141,13 +137,14 @@ class RaceHub:
         their events may have reached this process by pub/sub already (with
         the replica wait on, none of them was acknowledged).
         """
-        events = await self.broker.read(self.race_id, 0)
+        texts = await self.broker.read(self.race_id, 0)
         race = Race(self.race.meta)
-        for event in events:
-            race.apply(event)
+        for text in texts:
+            logged = codec.decode_logged(text)
+            race.apply(logged.seq, logged.event)
         log.warning("race %s: rebuilt from the log (%d events)", self.race_id, race.seq)
         self.race = race
-        self._last = events[-1] if events else None
+        self._last = texts[-1] if texts else None
         self.recent.clear()
         for seq, waiter in self._waiters:
             if seq <= race.seq and not waiter.done():
@@ -159,33 +156,35 @@ class RaceHub:
                 conn.close(CLOSE_TRY_AGAIN)  # their join was lost: join again
                 continue
             game = None if player is None else player.view()
-            conn.send(p.Snapshot(race.snapshot(now), game).encode())
+            conn.send(codec.encode(p.Snapshot(race.snapshot(now), game)))
         self._arm_timer()
         self._check_over()
 
-    def _control(self, event: dict[str, Any]) -> None:
-        if event.get("kind") == "kick":
+    def _control(self, data: str) -> None:
+        kick = codec.decode_control(data)
+        if kick is not None:
             # The same player connected again elsewhere: drop this connection.
             for conn in list(self.connections):
-                if conn.player_id == event["player_id"] and conn.nonce != event.get("keep"):
+                if conn.player_id == kick.player_id and conn.nonce != kick.keep:
                     conn.close(CLOSE_REPLACED)
 
     # -- applying --------------------------------------------------------
 
-    def _apply(self, event: dict[str, Any]) -> None:
-        message = self.race.apply(event)
-        self._last = event
+    def _apply(self, logged: Logged, text: str) -> None:
+        """Apply the next event (``text``: as logged) and send its message to every connection."""
+        event = logged.event
+        message = self.race.apply(logged.seq, event)
+        self._last = text
         if self._waiters:
             for seq, waiter in self._waiters:
                 if seq <= self.race.seq and not waiter.done():
                     waiter.set_result(None)
-        text = message.encode()
-        self.recent.append((event["seq"], text))
-        send_to_all(self.connections, text)
-        player_id = event.get("player_id")
-        if player_id is not None and event["kind"] in ("action", "resign"):
-            self._send_board(player_id)  # after a resign: the board's final status
-        if event["kind"] == "start":
+        sent = codec.encode(message)
+        self.recent.append((logged.seq, sent))
+        send_to_all(self.connections, sent)
+        if isinstance(event, (Acted, Resigned)):
+            self._send_board(event.player_id)  # after a resign: the board's final status
+        elif isinstance(event, Started):
             self._arm_timer()
         self._check_over()
 
@@ -200,7 +199,7 @@ class RaceHub:
             ]
         if watchers:
             game = race.players[player_id].view()
-            send_to_all(watchers, p.BoardUpdate(player_id, game).encode())
+            send_to_all(watchers, codec.encode(p.BoardUpdate(player_id, game)))
 
     def _arm_timer(self) -> None:
         if self._timer is not None:
@@ -241,9 +240,9 @@ class RaceHub:
 
     async def submit(
         self,
-        decide: Callable[[], dict[str, Any] | Duplicate | None],
+        decide: Callable[[], Event | Duplicate | None],
         player_id: str | None = None,
-    ) -> dict[str, Any] | Duplicate | None:
+    ) -> Logged | Duplicate | None:
         """Decide against the replica and append; retry when another process appended first.
 
         With ``player_id``, the decision concerns that player's game alone (an
@@ -267,8 +266,9 @@ class RaceHub:
                         # Applied here already: its first append went through.
                         await self._durable(decision.seq, self._action_of(player_id, decision))
                         return decision
+                    body = codec.encode_event(decision)
                     seq = await self.broker.append(
-                        self.race_id, decision, self.race.condition(decision)
+                        self.race_id, body, self.race.condition(decision)
                     )
                     if not seq:
                         # Refused: the log moved on in a way that matters, or our
@@ -276,28 +276,28 @@ class RaceHub:
                         # retried call). Catch up, and decide again if not ours.
                         seq_before = self.race.seq
                         found = await self.catch_up()
-                        mine = self._find(decision, found)
+                        mine = next((e for e in found if e.event == decision), None)
                         if mine is not None:
-                            await self._durable(mine["seq"], self._same(decision))
+                            await self._durable(mine.seq, _same_as(decision))
                             return mine
                         if not found and self.race.seq == seq_before:
                             # Refused, and the log has nothing new: it lacks
                             # something this replica applied.
                             await self.catch_up(verify=True)
                         continue
-                    event = {"seq": seq, **decision}
+                    logged = Logged(seq, decision)
                     if seq == self.race.seq + 1:
-                        self._apply(event)
+                        self._apply(logged, codec.with_seq(seq, body))
                     elif seq > self.race.seq:
                         await self._until_applied(seq)  # others' events came first
-                    return event
+                    return logged
                 except BrokerUnavailable:
                     raise ProtocolError(
                         "try_again", "the server cannot record actions right now; send it again"
                     ) from None
             raise ProtocolError("try_again", "the race is busy; send it again")
 
-    async def _durable(self, seq: int, ours: Callable[[dict[str, Any]], bool]) -> None:
+    async def _durable(self, seq: int, ours: Callable[[Logged], bool]) -> None:
         """Before acknowledging an event found applied (a retried action), make sure
         it is as durable as an acknowledged append: raises BrokerUnavailable if not.
 
@@ -321,19 +321,17 @@ class RaceHub:
         """
         if not self.broker.replica_wait:
             return
-        events = await self.broker.read(self.race_id, seq - 1)
-        logged = events[0] if events and events[0]["seq"] == seq else None
+        texts = await self.broker.read(self.race_id, seq - 1)
+        text = texts[0] if texts and codec.seq_of(texts[0]) == seq else None
         if (
-            logged is None
-            or not ours(logged)
-            or not await self.broker.confirm(self.race_id, logged)
+            text is None
+            or not ours(codec.decode_logged(text))
+            or not await self.broker.confirm(self.race_id, text)
         ):
             await self.rebuild()
             raise BrokerUnavailable(f"the log lost event {seq} of race {self.race_id}")
 
-    def _action_of(
-        self, player_id: str | None, duplicate: Duplicate
-    ) -> Callable[[dict[str, Any]], bool]:
+    def _action_of(self, player_id: str | None, duplicate: Duplicate) -> Callable[[Logged], bool]:
         """Whether a logged event is the player's action that ``duplicate`` answers."""
         player = self.race.players.get(player_id or "")
         ids = (
@@ -342,17 +340,15 @@ class RaceHub:
             else [a for a, (s, _) in player.applied.items() if s == duplicate.seq]
         )
 
-        def ours(event: dict[str, Any]) -> bool:
-            return bool(ids) and (event.get("player_id"), event.get("action_id")) == (
-                player_id,
-                ids[0],
+        def ours(logged: Logged) -> bool:
+            event = logged.event
+            return (
+                bool(ids)
+                and isinstance(event, (Acted, Resigned))
+                and (event.player_id, event.action_id) == (player_id, ids[0])
             )
 
         return ours
-
-    @staticmethod
-    def _same(decision: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
-        return lambda event: {k: v for k, v in event.items() if k != "seq"} == decision
 
     async def _until_applied(self, seq: int) -> None:
         """Wait until the replica has applied ``seq``: the events before it come
@@ -367,13 +363,6 @@ class RaceHub:
         finally:
             self._waiters = [w for w in self._waiters if w[1] is not waiter]
 
-    @staticmethod
-    def _find(decision: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any] | None:
-        for event in events:
-            if {k: v for k, v in event.items() if k != "seq"} == decision:
-                return event
-        return None
-
     def attach(self, conn: Connection) -> None:
         self.connections.add(conn)
         self.last_used = time.monotonic()
@@ -387,9 +376,10 @@ class RaceHub:
         for other in list(self.connections):
             if other is not conn and other.player_id == conn.player_id:
                 other.close(CLOSE_REPLACED)
-        event = {"kind": "kick", "player_id": conn.player_id, "keep": conn.nonce}
+        assert conn.player_id is not None
+        kick = codec.encode_kick(codec.Kick(conn.player_id, conn.nonce))
         with contextlib.suppress(BrokerUnavailable):
-            await self.broker.publish(self.channel, json.dumps(event))
+            await self.broker.publish(self.channel, kick)
 
     def missed_since(self, last_seq: int, most: int = RECENT_EVENTS) -> list[str] | None:
         """Encoded events after ``last_seq``; None when they are more than ``most`` or gone."""
@@ -400,6 +390,10 @@ class RaceHub:
         if not self.recent or self.recent[0][0] > last_seq + 1:
             return None
         return [text for seq, text in self.recent if seq > last_seq]
+
+
+def _same_as(event: Event) -> Callable[[Logged], bool]:
+    return lambda logged: logged.event == event
 
 
 class Hubs:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .. import codec
 from ..race import protocol as p
 from .connection import (
     CLOSE_GOING_AWAY,
@@ -101,7 +102,7 @@ class Session:
         self, code: str, reason: str, *, ref: str | None = None, action_id: str | None = None
     ) -> None:
         """Answer with ``error``, echoing the refused message's ``ref`` and ``action_id``."""
-        self.conn.send(p.Error(code, reason, action_id, ref=ref).encode())
+        self.conn.send(codec.encode(p.Error(code, reason, action_id, ref=ref)))
 
     def fault(
         self,
@@ -144,7 +145,7 @@ class Session:
             if time.monotonic() - self.conn.last_heard > self.settings.idle_timeout_s:
                 self.conn.close(CLOSE_IDLE)
                 return
-            self.conn.send(p.ServerPing(now_ms()).encode())
+            self.conn.send(codec.encode(p.ServerPing(now_ms())))
 
     async def _read_loop(self) -> None:
         conn = self.conn
