@@ -30,6 +30,7 @@ from .race.events import (
     Resigned,
     Started,
 )
+from .race.states import EndReason
 
 # Deeper JSON is refused before parsing: no message nests beyond 2 levels,
 # and parsing deeper text costs stack (thousands of "[" raise RecursionError).
@@ -148,7 +149,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     if kind == "start":
         return Started(at, data["start_at"])
     if kind == "over":
-        return Ended(at, data["reason"])
+        return Ended(at, EndReason(data["reason"]))
     if kind == "rematch":
         return RematchOpened(at, data["race_id"], data["code"], data["url"])
     raise ValueError(f"unknown event kind {kind!r}")

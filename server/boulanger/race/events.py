@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..engine import Move
+from .states import EndReason
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +60,11 @@ class Resigned:
 
 @dataclass(frozen=True, slots=True)
 class Ended:
-    """The race is over, for ``reason`` (an :class:`~.race.EndReason` value)."""
+    """The race is over, for ``reason``."""
 
     kind: ClassVar[str] = "over"
     at: int
-    reason: str
+    reason: EndReason
 
 
 @dataclass(frozen=True, slots=True)

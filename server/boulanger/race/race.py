@@ -36,6 +36,7 @@ from .ids import secret_hash, secret_matches
 from .names import clean_name, name_key
 from .review import ReviewLimits, review
 from .standings import Standing, leaderboard_key, rank
+from .states import EndReason, PlayerStatus, RaceState
 
 MAX_PLAYERS = 8
 # Action ids remembered per player for idempotence. Clients resend only the
@@ -44,7 +45,15 @@ REMEMBERED_ACTIONS = 64
 DEFAULT_TIME_LIMIT_S = 30 * 60
 DEFAULT_COUNTDOWN_MS = 3000
 
-LOBBY, COUNTDOWN, RUNNING, FINISHED = "lobby", "countdown", "running", "finished"
+# The states by their former names, kept for callers that import them.
+LOBBY, COUNTDOWN, RUNNING, FINISHED = (
+    RaceState.LOBBY,
+    RaceState.COUNTDOWN,
+    RaceState.RUNNING,
+    RaceState.FINISHED,
+)
+# A game's status as a player's (the same values, one lookup per action).
+_PLAYER_STATUS = {status: PlayerStatus(status.value) for status in Status}
 
 
 @dataclass(slots=True)
@@ -92,7 +101,7 @@ class Player:
     resigned: bool = False
     won_at: int | None = None
     last_at: int | None = None
-    status: str = Status.PLAYING.value
+    status: PlayerStatus = PlayerStatus.PLAYING
     # This player's events in the log (actions and resign): the condition
     # under which the next one may be appended.
     events: int = 0
@@ -174,7 +183,7 @@ class Race:
         self.players: dict[str, Player] = {}
         self.start_at: int | None = None
         self.ends_at: int | None = None
-        self.over_reason: str | None = None
+        self.over_reason: EndReason | None = None
         self.rematch: dict[str, Any] | None = None
         self.rematch_seq = 0  # the rematch event's seq
         self.limits = None if meta.review is None else ReviewLimits.from_dict(meta.review)
@@ -190,7 +199,7 @@ class Race:
     def race_id(self) -> str:
         return self.meta.race_id
 
-    def state(self, now: int) -> str:
+    def state(self, now: int) -> RaceState:
         if self.over_reason is not None:
             return FINISHED
         if self.start_at is None:
@@ -256,7 +265,7 @@ class Race:
             foundation_cards=game.board.foundation_cards,
             score=game.score,
             actions=game.actions,
-            status="resigned" if player.resigned else player.status,
+            status=PlayerStatus.RESIGNED if player.resigned else player.status,
             elapsed_ms=max(0, player.last_at - start) if player.last_at else 0,
             rank=None,
             time_ms=None if player.won_at is None else player.won_at - start,
@@ -411,9 +420,9 @@ class Race:
         if self.over_reason is not None or self.start_at is None:
             return None
         if self.players and all(pl.done for pl in self.players.values()):
-            return Ended(now, "all_done")
+            return Ended(now, EndReason.ALL_DONE)
         if self.ends_at is not None and now >= self.ends_at:
-            return Ended(now, "time_limit")
+            return Ended(now, EndReason.TIME_LIMIT)
         return None
 
     def decide_rematch(
@@ -500,7 +509,7 @@ class Race:
         else:
             player.game.play(move)
         status = player.game.status
-        player.status = status.value
+        player.status = _PLAYER_STATUS[status]
         if status is Status.WON:
             player.won_at = now
         return self._player_event(seq, player, event.action_id, now, move)
@@ -509,7 +518,7 @@ class Race:
         player = self.players[event.player_id]
         # The game's own status says so too (its ack, welcome and board).
         player.resigned = True
-        player.status = "resigned"
+        player.status = PlayerStatus.RESIGNED
         return self._player_event(seq, player, event.action_id, event.at, None)
 
     def _player_event(

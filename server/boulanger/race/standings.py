@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .review import review_wire
+from .states import PlayerStatus
 
 
 @dataclass(slots=True)
@@ -16,7 +17,7 @@ class Standing:
     foundation_cards: int
     score: int
     actions: int
-    status: str
+    status: PlayerStatus
     elapsed_ms: int
     rank: int | None
     time_ms: int | None

@@ -20,6 +20,7 @@ from ..race.errors import ProtocolError
 from ..race.events import Acted
 from ..race.ids import new_player_id, new_secret
 from ..race.race import Duplicate
+from ..race.states import Role
 from .connection import (
     CLOSE_NO_RACE,
     CLOSE_POLICY,
@@ -126,7 +127,7 @@ class RaceSession(Session):
             raise ProtocolError("unknown_type", f"unexpected {message.type}")
 
     def _player_id(self) -> str:
-        if self.conn.role != "player" or self.conn.player_id is None:
+        if self.conn.role is not Role.PLAYER or self.conn.player_id is None:
             raise ProtocolError("spectator", "spectators cannot act")
         return self.conn.player_id
 
@@ -138,11 +139,11 @@ class RaceSession(Session):
         if conn.role is not None:
             raise ProtocolError("already_joined", "this connection has joined already")
         token: str | None
-        if message.role == "spectator":
+        if Role(message.role) is Role.SPECTATOR:
             if race.meta.daily is not None and race.code_hidden(now_ms()):
                 # Watching would show today's deal before one's own attempt.
                 raise ProtocolError("not_yet", "a daily attempt can be watched once its day ends")
-            conn.role, token = "spectator", None
+            conn.role, token = Role.SPECTATOR, None
         elif message.token is not None:
             # This process's copy of the race may lag the log (events come by
             # pub/sub), and the welcome must hold every action acknowledged to
@@ -155,13 +156,13 @@ class RaceSession(Session):
             player = race.player_by_token(message.token)
             if player is None:
                 raise ProtocolError("bad_token", "no player of this race has that token")
-            conn.role, conn.player_id = "player", player.player_id
+            conn.role, conn.player_id = Role.PLAYER, player.player_id
             token = message.token
             await hub.kick_others(conn)
         else:
             player_id, token = new_player_id(), new_secret()
             await hub.submit(lambda: race.decide_join(message, now_ms(), player_id, token))
-            conn.role, conn.player_id = "player", player_id
+            conn.role, conn.player_id = Role.PLAYER, player_id
         hub.attach(conn)
         conn.send(self._welcome(token, message.ref))
         if message.last_seq is not None:
@@ -171,7 +172,7 @@ class RaceSession(Session):
         race = self.hub.race
         pid = self.conn.player_id
         welcome = p.Welcome(
-            self.conn.role or "spectator",
+            self.conn.role or Role.SPECTATOR,
             pid,
             token,
             race.snapshot(now_ms()),
