@@ -6,12 +6,14 @@ import random
 
 import pytest
 
+from boulanger import codec
 from boulanger.engine import Move
 from boulanger.race import protocol as p
 from boulanger.race.errors import ProtocolError
 from boulanger.race.events import Event, Started
 from boulanger.race.ids import secret_hash
 from boulanger.race.race import MAX_PLAYERS, Duplicate, Race, RaceMeta
+from boulanger.race.replica import Applied, Replica
 from boulanger.solver import solve
 
 CODE = "BK1-C4-AAAAAAB"
@@ -19,7 +21,8 @@ HOST_KEY = "host-key"
 
 
 class Log:
-    """A race and the log it would have: every decision is appended, then applied."""
+    """A race's replica and the log it would have: every decision is appended to the
+    log (as text, the way a broker holds it), and the replica receives it from there."""
 
     def __init__(self, **meta: object) -> None:
         fields = {
@@ -28,12 +31,21 @@ class Log:
             "created_at": 0,
             "host_key_hash": secret_hash(HOST_KEY),
         }
-        self.race = Race(RaceMeta(**{**fields, **meta}))  # type: ignore[arg-type]
+        self.replica = Replica(RaceMeta(**{**fields, **meta}), codec)  # type: ignore[arg-type]
+        self.texts: list[str] = []  # the log
         self.messages: list[p.Message] = []
+
+    @property
+    def race(self) -> Race:
+        return self.replica.race
 
     def append(self, event: Event | Duplicate | None) -> p.Message:
         assert event is not None and not isinstance(event, Duplicate)
-        message = self.race.apply(self.race.seq + 1, event)
+        text = codec.with_seq(len(self.texts) + 1, codec.encode_event(event))
+        self.texts.append(text)
+        applied = self.replica.receive(text)
+        assert isinstance(applied, Applied)
+        message = codec.decode_server(applied.text)
         self.messages.append(message)
         return message
 

@@ -1,10 +1,12 @@
 """A race's presence in one server process: its replica, its local connections.
 
-The hub subscribes to the race's channel, applies the log's events in order
-(fetching from the log whenever it sees a gap or the broker reconnects), and
+The hub subscribes to the race's channel, hands what arrives to its replica
+(:class:`~boulanger.race.replica.Replica`, which says what each text is),
+reads the log whenever the replica sees a gap or the broker reconnects, and
 fans each event out to the race's connections in this process, encoded once.
 Local requests go through :meth:`RaceHub.submit`: decide against the replica,
-append to the log if nobody appended meanwhile, apply.
+append to the log if nobody appended meanwhile, apply. The hub owns what
+waits: locks, timers, broker calls and sending.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -21,13 +22,13 @@ from .. import codec
 from ..broker import Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
 from ..race.errors import ProtocolError
-from ..race.events import Acted, Event, Logged, Resigned, Started
+from ..race.events import Event, Logged
 from ..race.race import Duplicate, Race, RaceMeta
+from ..race.replica import CONTROL, GAP, RECENT_EVENTS, Applied, Replica
 from .connection import CLOSE_REPLACED, CLOSE_TRY_AGAIN, Connection, send_to_all
 
 log = logging.getLogger(__name__)
 
-RECENT_EVENTS = 256
 APPEND_ATTEMPTS = 8
 # How long an appended event may wait for the events before it over pub/sub
 # before the log is read instead.
@@ -42,14 +43,16 @@ OverHook = Callable[["RaceHub"], Awaitable[None]]
 
 
 class RaceHub:
+    """One race in this process: its replica, its connections here, and the requests
+    of those connections, appended to the race's log through the broker."""
+
     def __init__(self, broker: Broker, meta: RaceMeta, on_over: OverHook | None = None) -> None:
         self.broker = broker
         # Called (possibly more than once, in any process) once the race is over.
         self.on_over = on_over
-        self.race = Race(meta)
+        self.replica = Replica(meta, codec)
         self.channel = race_channel(meta.race_id)
         self.connections: set[Connection] = set()
-        self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_EVENTS)
         self.lock = asyncio.Lock()  # decisions about the whole race
         self._player_locks: dict[str, asyncio.Lock] = {}  # one player's actions
         # submit() calls waiting for the replica to reach a seq.
@@ -59,7 +62,11 @@ class RaceHub:
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._over_done = False
-        self._last: str | None = None  # the last event applied, as logged
+
+    @property
+    def race(self) -> Race:
+        """The race as this process has it (a new object after a :meth:`rebuild`)."""
+        return self.replica.race
 
     @property
     def race_id(self) -> str:
@@ -80,15 +87,13 @@ class RaceHub:
     # -- listener --------------------------------------------------------
 
     def on_message(self, data: str) -> None:
-        # Most events reaching the process that appended them were applied
-        # already: their seq alone says so, without parsing them.
-        seq = codec.seq_of(data)
-        if seq is None:
-            self._control(data)
-        elif seq == self.race.seq + 1:
-            self._apply(codec.decode_logged(data), data)
-        elif seq > self.race.seq:
+        received = self.replica.receive(data)
+        if isinstance(received, Applied):
+            self._applied(received)
+        elif received is GAP:
             self.on_resync()
+        elif received is CONTROL:
+            self._control(data)
 
     def on_resync(self) -> None:
         if self._catching_up is None or self._catching_up.done():
@@ -112,22 +117,15 @@ class RaceHub:
         With ``verify``, first check that the log still holds the last event
         applied here, and rebuild the replica from the log if it does not.
         """
-        last = self._last if verify else None
-        after = self.race.seq - (last is not None)
-        texts = await self.broker.read(self.race_id, after)
-        if last is not None:
-            if not texts or texts[0] != last:
-                await self.rebuild()
-                return []
-            texts = texts[1:]
-        applied = []
-        for text in texts:
-            logged = codec.decode_logged(text)
-            if logged.seq == self.race.seq + 1:
-                self._apply(logged, text)
-                applied.append(logged)
+        texts = await self.broker.read(self.race_id, self.replica.read_after(verify))
+        applied = self.replica.catch_up(texts, verify)
+        if applied is None:
+            await self.rebuild()
+            return []
+        for one in applied:
+            self._applied(one)
         self._check_over()
-        return applied
+        return [one.logged for one in applied]
 
     async def rebuild(self) -> None:
         """Start the replica afresh from the log, and send every connection a snapshot.
@@ -138,14 +136,9 @@ class RaceHub:
         the replica wait on, none of them was acknowledged).
         """
         texts = await self.broker.read(self.race_id, 0)
-        race = Race(self.race.meta)
-        for text in texts:
-            logged = codec.decode_logged(text)
-            race.apply(logged.seq, logged.event)
+        self.replica = Replica.rebuilt(self.race.meta, texts, codec)
+        race = self.race
         log.warning("race %s: rebuilt from the log (%d events)", self.race_id, race.seq)
-        self.race = race
-        self._last = texts[-1] if texts else None
-        self.recent.clear()
         for seq, waiter in self._waiters:
             if seq <= race.seq and not waiter.done():
                 waiter.set_result(None)
@@ -170,21 +163,17 @@ class RaceHub:
 
     # -- applying --------------------------------------------------------
 
-    def _apply(self, logged: Logged, text: str) -> None:
-        """Apply the next event (``text``: as logged) and send its message to every connection."""
-        event = logged.event
-        message = self.race.apply(logged.seq, event)
-        self._last = text
+    def _applied(self, applied: Applied) -> None:
+        """An event the replica applied: wake who waits for it, send its message to all."""
         if self._waiters:
             for seq, waiter in self._waiters:
                 if seq <= self.race.seq and not waiter.done():
                     waiter.set_result(None)
-        sent = codec.encode(message)
-        self.recent.append((logged.seq, sent))
-        send_to_all(self.connections, sent)
-        if isinstance(event, (Acted, Resigned)):
-            self._send_board(event.player_id)  # after a resign: the board's final status
-        elif isinstance(event, Started):
+        send_to_all(self.connections, applied.text)
+        player_id = applied.board_of
+        if player_id is not None:
+            self._send_board(player_id)  # after a resign: the board's final status
+        elif applied.started:
             self._arm_timer()
         self._check_over()
 
@@ -264,7 +253,8 @@ class RaceHub:
                 try:
                     if isinstance(decision, Duplicate):
                         # Applied here already: its first append went through.
-                        await self._durable(decision.seq, self._action_of(player_id, decision))
+                        ours = self.replica.action_of(player_id, decision)
+                        await self._durable(decision.seq, ours)
                         return decision
                     body = codec.encode_event(decision)
                     seq = await self.broker.append(
@@ -276,9 +266,9 @@ class RaceHub:
                         # retried call). Catch up, and decide again if not ours.
                         seq_before = self.race.seq
                         found = await self.catch_up()
-                        mine = next((e for e in found if e.event == decision), None)
+                        mine = Replica.mine(decision, found)
                         if mine is not None:
-                            await self._durable(mine.seq, _same_as(decision))
+                            await self._durable(mine.seq, Replica.same_as(decision))
                             return mine
                         if not found and self.race.seq == seq_before:
                             # Refused, and the log has nothing new: it lacks
@@ -287,7 +277,7 @@ class RaceHub:
                         continue
                     logged = Logged(seq, decision)
                     if seq == self.race.seq + 1:
-                        self._apply(logged, codec.with_seq(seq, body))
+                        self._applied(self.replica.apply(logged, codec.with_seq(seq, body)))
                     elif seq > self.race.seq:
                         await self._until_applied(seq)  # others' events came first
                     return logged
@@ -331,25 +321,6 @@ class RaceHub:
             await self.rebuild()
             raise BrokerUnavailable(f"the log lost event {seq} of race {self.race_id}")
 
-    def _action_of(self, player_id: str | None, duplicate: Duplicate) -> Callable[[Logged], bool]:
-        """Whether a logged event is the player's action that ``duplicate`` answers."""
-        player = self.race.players.get(player_id or "")
-        ids = (
-            []
-            if player is None
-            else [a for a, (s, _) in player.applied.items() if s == duplicate.seq]
-        )
-
-        def ours(logged: Logged) -> bool:
-            event = logged.event
-            return (
-                bool(ids)
-                and isinstance(event, (Acted, Resigned))
-                and (event.player_id, event.action_id) == (player_id, ids[0])
-            )
-
-        return ours
-
     async def _until_applied(self, seq: int) -> None:
         """Wait until the replica has applied ``seq``: the events before it come
         by pub/sub, in order, right behind the append's answer; read the log
@@ -383,17 +354,7 @@ class RaceHub:
 
     def missed_since(self, last_seq: int, most: int = RECENT_EVENTS) -> list[str] | None:
         """Encoded events after ``last_seq``; None when they are more than ``most`` or gone."""
-        if last_seq >= self.race.seq:
-            return []
-        if self.race.seq - last_seq > most:
-            return None
-        if not self.recent or self.recent[0][0] > last_seq + 1:
-            return None
-        return [text for seq, text in self.recent if seq > last_seq]
-
-
-def _same_as(event: Event) -> Callable[[Logged], bool]:
-    return lambda logged: logged.event == event
+        return self.replica.missed_since(last_seq, most)
 
 
 class Hubs:
