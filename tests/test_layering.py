@@ -51,12 +51,6 @@ STDLIB_ONLY = {"engine": ("engine",), "solver": ("engine", "solver")}
 KNOWN_BREACHES: dict[tuple[str, str], str] = {
     # To be removed: the circles below close through imports made inside a
     # function, so they work, but each module can only be read with the other.
-    ("broker/base.py", "broker/memory.py"): "open_broker picks the broker by URL",
-    ("broker/base.py", "broker/redis.py"): "open_broker picks the broker by URL",
-    ("broker/base.py", "broker/cluster.py"): "open_broker picks the broker by URL",
-    ("broker/base.py", "broker/sqlite.py"): "open_broker picks the broker by URL",
-    ("broker/daily.py", "broker/sqlite_daily.py"): "open_daily_store picks the store by broker",
-    ("broker/sqlite.py", "broker/sqlite_daily.py"): "the file's schema includes the daily tables",
     ("web/http.py", "web/daily_http.py"): "http.routes adds the daily routes",
 }
 

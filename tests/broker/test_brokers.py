@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from boulanger.broker import Broker, BrokerUnavailable, Condition, open_broker, race_channel
+from boulanger.broker import (
+    AppendRefused,
+    Broker,
+    BrokerUnavailable,
+    Condition,
+    open_broker,
+    race_channel,
+)
 from support.servers import RedisProcess
 
 from .conftest import eventually, parsed, subscribed, text
@@ -32,13 +39,16 @@ async def test_append_is_conditional_and_ordered(broker: Broker) -> None:
     assert await broker.race_meta("missing") is None
     whole = Condition  # a race-wide event: the log as its decider saw it
     assert await broker.append(race_id, text({"kind": "a"}), whole(log_length=0)) == 1
-    assert await broker.append(race_id, text({"kind": "b"}), whole(log_length=0)) == 0  # moved on
-    assert await broker.append(race_id, text({"kind": "c"}), whole(log_length=5)) == 0
+    with pytest.raises(AppendRefused):  # moved on
+        await broker.append(race_id, text({"kind": "b"}), whole(log_length=0))
+    with pytest.raises(AppendRefused):
+        await broker.append(race_id, text({"kind": "c"}), whole(log_length=5))
     assert await broker.append(race_id, text({"kind": "d"}), whole(log_length=1)) == 2
     # A player's events need only that player's own history unchanged.
     ann = Condition(player_id="ann", player_events=0)
     assert await broker.append(race_id, text({"kind": "ann-1"}), ann) == 3
-    assert await broker.append(race_id, text({"kind": "ann-1 again"}), ann) == 0
+    with pytest.raises(AppendRefused):
+        await broker.append(race_id, text({"kind": "ann-1 again"}), ann)
     bo = Condition(player_id="bo", player_events=0)
     assert await broker.append(race_id, text({"kind": "bo-1"}), bo) == 4  # Ann's does not matter
     ann2 = Condition(player_id="ann", player_events=1)
@@ -49,7 +59,8 @@ async def test_append_is_conditional_and_ordered(broker: Broker) -> None:
         == 6
     )
     bo2 = Condition(player_id="bo", player_events=1)
-    assert await broker.append(race_id, text({"kind": "late"}), bo2) == 0
+    with pytest.raises(AppendRefused):
+        await broker.append(race_id, text({"kind": "late"}), bo2)
     events = parsed(await broker.read(race_id, 0))
     assert [e["kind"] for e in events] == ["a", "d", "ann-1", "bo-1", "ann-2", "over"]
     assert [e["seq"] for e in events] == [1, 2, 3, 4, 5, 6]

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from boulanger.broker import BrokerUnavailable, Condition
+from boulanger.broker import AppendRefused, BrokerUnavailable, Condition
 from boulanger.broker.redis import _APPEND_SHA, RedisBroker, _key
 from support.servers import RedisProcess
 
@@ -57,13 +57,16 @@ async def test_concurrent_appends_get_consecutive_seqs_per_race(broker: RedisBro
 
 async def test_a_failed_condition_returns_0(broker: RedisBroker) -> None:
     assert await broker.append("cond", text(event(1)), Condition(log_length=0)) == 1
-    assert await broker.append("cond", text(event(2)), Condition(log_length=0)) == 0
+    with pytest.raises(AppendRefused):
+        await broker.append("cond", text(event(2)), Condition(log_length=0))
     player = Condition(player_id="ann", player_events=0)
     assert await broker.append("cond", text(event(3)), player) == 2
-    assert await broker.append("cond", text(event(4)), player) == 0  # ann has one event now
+    with pytest.raises(AppendRefused):  # ann has one event now
+        await broker.append("cond", text(event(4)), player)
     assert await broker.append("cond", text(event(5)), Condition(ends_race=True)) == 3
     later = Condition(player_id="bob", player_events=0)
-    assert await broker.append("cond", text(event(6)), later) == 0  # the race is over
+    with pytest.raises(AppendRefused):  # the race is over
+        await broker.append("cond", text(event(6)), later)
     assert [e["seq"] for e in parsed(await broker.read("cond", 0))] == [1, 2, 3]
 
 

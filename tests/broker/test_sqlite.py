@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from boulanger.broker import Condition, open_broker
+from boulanger.broker import AppendRefused, Condition, open_broker
 from boulanger.broker import sqlite as sqlite_broker
-from boulanger.broker.daily import open_daily_store
 from boulanger.broker.sqlite import SqliteBroker
 from boulanger.broker.sqlite_daily import SqliteDailyStore, unpack_record
 from boulanger.broker.sqlite_file import FileInUse, SqliteUrl, backup
@@ -92,13 +91,16 @@ async def test_logs_and_their_conditions_survive_a_restart(tmp_path: Path) -> No
         assert [e["seq"] for e in parsed(await broker.read("r", 0))] == [1, 2, 3, 4, 5]
         assert (parsed(await broker.read("r", 3)))[0] == {"seq": 4, "kind": "action", "n": 2}
         # Each player's count of events, and the log's length, came back from the file.
-        assert await broker.append("r", text({"kind": "x"}), Condition(log_length=4)) == 0
-        assert await broker.append("r", text({"kind": "x"}), _player("ann", 2)) == 0
+        with pytest.raises(AppendRefused):
+            await broker.append("r", text({"kind": "x"}), Condition(log_length=4))
+        with pytest.raises(AppendRefused):
+            await broker.append("r", text({"kind": "x"}), _player("ann", 2))
         assert await broker.append("r", text({"kind": "x"}), _player("ann", 3)) == 6
         assert await broker.append("r", text({"kind": "x"}), _player("bo", 1)) == 7
         # A race that ended stays ended.
         late = Condition(player_id="cy", player_events=0)
-        assert await broker.append("done", text({"kind": "late"}), late) == 0
+        with pytest.raises(AppendRefused):
+            await broker.append("done", text({"kind": "late"}), late)
 
 
 async def test_an_append_is_acknowledged_once_committed(tmp_path: Path) -> None:
@@ -245,7 +247,7 @@ async def test_daily_days_and_won_days_age_out(tmp_path: Path) -> None:
     path = tmp_path / "b.db"
     clock = Clock()
     async with started(SqliteBroker(_url(path), clock=clock)) as broker:
-        store = open_daily_store(broker, 3)
+        store = broker.daily_store(3)
         assert isinstance(store, SqliteDailyStore)
         day = today(int(clock.now * 1000))
         yesterday = day - timedelta(days=1)

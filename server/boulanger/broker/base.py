@@ -4,19 +4,27 @@ Four implementations share this interface: :mod:`.sqlite` (embedded, one
 process, one durable file: what ``boulanger serve`` uses by default),
 :mod:`.memory` (embedded, nothing kept: for tests and trying), :mod:`.redis`
 (shared by many processes) and :mod:`.cluster` (the same on a Redis Cluster,
-each race on its shard).
+each race on its shard). :mod:`.stores` picks one by URL. Each keeps the
+daily challenge's store beside its logs (:meth:`Broker.daily_store`).
 """
 
 from __future__ import annotations
 
 import abc
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..race.condition import Condition as Condition
+
+if TYPE_CHECKING:
+    from .daily import DailyStore
 
 
 class BrokerUnavailable(Exception):
     """The broker cannot be reached right now; the caller should try again."""
+
+
+class AppendRefused(Exception):
+    """An append's condition failed: the log moved on meanwhile (nothing was appended)."""
 
 
 class Listener(Protocol):
@@ -33,6 +41,12 @@ def race_channel(race_id: str) -> str:
 
 
 class Broker(abc.ABC):
+    """A store of race logs with pub/sub between processes (see the module docstring).
+
+    Open one with :func:`boulanger.broker.open_store` (with its daily store)
+    or :func:`boulanger.broker.open_broker`.
+    """
+
     kind: str
     # Replicas an append must reach before it counts as appended (see confirm()).
     replica_wait = 0
@@ -62,8 +76,9 @@ class Broker(abc.ABC):
         ``event`` is a JSON object's text, which the broker does not read
         (:func:`boulanger.codec.encode_event`). The broker numbers it (``seq``
         = the log's length + 1) and stores and publishes it with that number
-        first (:func:`boulanger.codec.with_seq`). Returns 0, appending
-        nothing, when the condition fails. Raises :class:`BrokerUnavailable`.
+        first (:func:`boulanger.codec.with_seq`). Raises :class:`AppendRefused`,
+        appending nothing, when the condition fails, and
+        :class:`BrokerUnavailable` when the broker cannot be reached.
         """
 
     async def confirm(self, race_id: str, event: str) -> bool:
@@ -90,31 +105,8 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     async def publish(self, channel: str, data: str) -> None: ...
 
+    # -- the daily challenge ---------------------------------------------------
 
-def open_broker(url: str | None, replica_wait: int = 0) -> Broker:
-    """A broker chosen by URL: ``memory://`` (the default), ``sqlite:///path/to/file.db``,
-    ``redis://host:port/db`` or ``redis-cluster://host:port[,host:port...]``.
-
-    ``replica_wait``: replicas an append must reach before it is acknowledged
-    (Redis brokers only; ``WAIT``).
-    """
-    if not url or url.startswith("memory:"):
-        from .memory import MemoryBroker
-
-        return MemoryBroker()
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        from .redis import RedisBroker
-
-        return RedisBroker(url, replica_wait=replica_wait)
-    if url.startswith("redis-cluster://"):
-        from .cluster import RedisClusterBroker
-
-        return RedisClusterBroker(url, replica_wait=replica_wait)
-    if url.startswith("sqlite:"):
-        from .sqlite import SqliteBroker
-
-        return SqliteBroker(url)
-    raise ValueError(
-        f"unknown broker URL {url!r}: use sqlite:///path/to/file.db, memory://, "
-        "redis://host:port or redis-cluster://host:port[,host:port...]"
-    )
+    def daily_store(self, retention_days: int) -> DailyStore:
+        """The daily challenge's store kept with this broker's data."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no daily store")

@@ -41,7 +41,8 @@ from urllib.parse import unquote
 
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
-from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .daily import DailyStore, RedisDailyStore
 from .node import (
     REPLY_TIMEOUT_S,
     Appends,
@@ -388,13 +389,20 @@ class RedisClusterBroker(Broker):
 
     async def append(self, race_id: str, event: str, condition: Condition) -> int:
         command = append_command(_APPEND_SHA, race_id, event, condition)
-        return int(await self._command(key_slot(race_channel(race_id)), command, command))
+        seq = int(await self._command(key_slot(race_channel(race_id)), command, command))
+        if not seq:
+            raise AppendRefused(f"race {race_id}: the log has moved on")
+        return seq
 
     async def confirm(self, race_id: str, event: str) -> bool:
         if not self.replica_wait:
             return True
         command = confirm_command(race_id, event)
         return bool(await self._command(key_slot(race_channel(race_id)), command, b""))
+
+    def daily_store(self, retention_days: int) -> DailyStore:
+        # Sharded pub/sub, as this broker subscribes.
+        return RedisDailyStore(self.redis, retention_days, sharded=True)
 
     async def read(self, race_id: str, after: int) -> list[str]:
         key = _key(race_id, "log")

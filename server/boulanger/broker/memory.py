@@ -8,7 +8,8 @@ from collections import defaultdict
 from typing import Any
 
 from ..codec import with_seq
-from .base import Broker, Condition, Listener, race_channel
+from .base import AppendRefused, Broker, Condition, Listener, race_channel
+from .daily import DailyStore, MemoryDailyData, MemoryDailyStore
 
 
 class MemoryBroker(Broker):
@@ -24,7 +25,7 @@ class MemoryBroker(Broker):
         self._counts: dict[str, dict[str, int]] = {}  # race -> player -> events
         self._over: set[str] = set()
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
-        self.extra: dict[str, Any] = {}  # other stores (the daily challenge) keep state here
+        self.daily_data = MemoryDailyData()  # every daily store of this broker shares it
 
     async def ping(self) -> bool:
         return True
@@ -51,11 +52,11 @@ class MemoryBroker(Broker):
         log = self._logs[race_id]
         counts = self._counts.setdefault(race_id, {})
         if condition.log_length is not None and len(log) != condition.log_length:
-            return 0
+            raise AppendRefused(f"race {race_id}: the log has moved on")
         player = condition.player_id
         if player is not None:
             if race_id in self._over or counts.get(player, 0) != condition.player_events:
-                return 0
+                raise AppendRefused(f"race {race_id}: {player}'s events have moved on")
             counts[player] = condition.player_events + 1
         if condition.ends_race:
             self._over.add(race_id)
@@ -67,6 +68,9 @@ class MemoryBroker(Broker):
 
     async def read(self, race_id: str, after: int) -> list[str]:
         return self._logs.get(race_id, [])[after:]
+
+    def daily_store(self, retention_days: int) -> DailyStore:
+        return MemoryDailyStore(self, self.daily_data, retention_days)
 
     async def subscribe(self, channel: str, listener: Listener) -> None:
         self._listeners[channel].add(listener)

@@ -33,7 +33,9 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..codec import seq_of
-from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .base import AppendRefused, Broker, Condition, Listener, race_channel
+from .daily import DailyStore, RedisDailyStore
+from .errors import redis_errors
 from .node import REPLY_TIMEOUT_S, Appends, Endpoint, Subscription
 from .resp import ProtocolError, encode_command
 
@@ -197,16 +199,12 @@ class RedisBroker(Broker):
     # -- race logs ---------------------------------------------------------
 
     async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
-        try:
+        with redis_errors():
             await self.redis.set(_key(race_id, "meta"), json.dumps(meta), ex=RACE_TTL_S)
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
 
     async def race_meta(self, race_id: str) -> dict[str, Any] | None:
-        try:
+        with redis_errors():
             text = await self.redis.get(_key(race_id, "meta"))
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
         return None if text is None else dict(json.loads(text))
 
     async def append(self, race_id: str, event: str, condition: Condition) -> int:
@@ -214,7 +212,10 @@ class RedisBroker(Broker):
         appender = self._appends.conn
         if appender is None:
             appender = await self._appends.ready()
-        return int(await appender.send(command, command))
+        seq = int(await appender.send(command, command))
+        if not seq:
+            raise AppendRefused(f"race {race_id}: the log has moved on")
+        return seq
 
     async def confirm(self, race_id: str, event: str) -> bool:
         if not self.replica_wait:
@@ -222,11 +223,12 @@ class RedisBroker(Broker):
         appender = self._appends.conn or await self._appends.ready()
         return bool(await appender.send(confirm_command(race_id, event), b""))
 
+    def daily_store(self, retention_days: int) -> DailyStore:
+        return RedisDailyStore(self.redis, retention_days)
+
     async def read(self, race_id: str, after: int) -> list[str]:
-        try:
+        with redis_errors():
             texts = await self.redis.lrange(_key(race_id, "log"), after, -1)
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
         return [str(text) for text in texts]  # decode_responses: str already
 
     # -- pub/sub -----------------------------------------------------------
@@ -250,7 +252,5 @@ class RedisBroker(Broker):
         self._subscription.remove(channel)
 
     async def publish(self, channel: str, data: str) -> None:
-        try:
+        with redis_errors():
             await self.redis.publish(channel, data)
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error

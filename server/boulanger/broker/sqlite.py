@@ -52,11 +52,14 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..codec import with_seq
-from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
 from .sqlite_file import SqliteUrl, connect, lock
+
+if TYPE_CHECKING:
+    from .daily import DailyStore
 
 log = logging.getLogger(__name__)
 
@@ -377,6 +380,11 @@ class SqliteBroker(Broker):
         self._submit(_Append(race_id, event, condition, future))
         return await future
 
+    def daily_store(self, retention_days: int) -> DailyStore:
+        from .sqlite_daily import SqliteDailyStore
+
+        return SqliteDailyStore(self, retention_days)
+
     async def read(self, race_id: str, after: int) -> list[str]:
         def rows(conn: sqlite3.Connection) -> list[tuple[int, str]]:
             return conn.execute(
@@ -500,7 +508,8 @@ class SqliteBroker(Broker):
                         appends += 1
                         done.append((job.future, seq, None, race_channel(job.race_id), text))
                     else:
-                        done.append((job.future, 0, None, None, None))
+                        refused = AppendRefused(f"race {job.race_id}: the log has moved on")
+                        done.append((job.future, None, refused, None, None))
                 else:
                     assert isinstance(job, _Call)
                     done.append(self._call(conn, job))

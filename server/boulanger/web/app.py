@@ -15,7 +15,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from ..broker import Broker, open_broker
+from ..broker import Broker, Store, open_store
 from ..engine import GameCode
 from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.race import RaceMeta
@@ -43,10 +43,16 @@ class Server:
 
     def __init__(self, settings: Settings, broker: Broker | None = None) -> None:
         self.settings = settings
-        self.broker = broker or open_broker(settings.broker_url, settings.replica_wait)
+        retention = settings.daily_retention_days
+        store = (
+            open_store(settings.broker_url, settings.replica_wait, retention)
+            if broker is None
+            else Store(broker, broker.daily_store(retention))
+        )
+        self.broker = store.broker
         # The daily challenge: its store and live leaderboards; it records ranked
         # attempts when their races are over (boulanger.web.daily).
-        self.daily = Daily(self.broker, settings)
+        self.daily = Daily(store, settings)
         self.hubs = Hubs(self.broker, settings.idle_race_s, on_over=self.daily.on_over)
         # Per client address; in Redis when the broker is (boulanger.web.limits).
         self.addresses = AddressLimits(

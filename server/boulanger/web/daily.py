@@ -22,8 +22,8 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from .. import codec
-from ..broker import Broker, BrokerUnavailable
-from ..broker.daily import DailyStore, daily_channel, open_daily_store, parse_published
+from ..broker import Broker, BrokerUnavailable, Store
+from ..broker.daily import DailyStore, daily_channel, parse_published
 from ..engine import GameCode
 from ..race import daily as d
 from ..race.errors import ProtocolError
@@ -45,10 +45,10 @@ RECENT_MAX = 20
 class Daily:
     """The daily challenge in one server process: its store and live leaderboards."""
 
-    def __init__(self, broker: Broker, settings: Settings) -> None:
-        self.broker = broker
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.broker = store.broker
         self.settings = settings
-        self.store: DailyStore = open_daily_store(broker, settings.daily_retention_days)
+        self.store: DailyStore = store.daily
         self.boards: dict[date, LiveBoard] = {}
 
     async def close(self) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .. import codec
-from ..broker import Broker, BrokerUnavailable, race_channel
+from ..broker import AppendRefused, Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
 from ..race.errors import ProtocolError
 from ..race.events import Event, Logged
@@ -257,10 +257,11 @@ class RaceHub:
                         await self._durable(decision.seq, ours)
                         return decision
                     body = codec.encode_event(decision)
-                    seq = await self.broker.append(
-                        self.race_id, body, self.race.condition(decision)
-                    )
-                    if not seq:
+                    try:
+                        seq = await self.broker.append(
+                            self.race_id, body, self.race.condition(decision)
+                        )
+                    except AppendRefused:
                         # Refused: the log moved on in a way that matters, or our
                         # own append went through but its answer was lost (a
                         # retried call). Catch up, and decide again if not ours.
