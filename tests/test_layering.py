@@ -48,11 +48,7 @@ STDLIB_ONLY = {"engine": ("engine",), "solver": ("engine", "solver")}
 
 # Breaches that exist today: (importing file, what it imports) -> why it is
 # still there. Remove an entry with the change that fixes it.
-KNOWN_BREACHES: dict[tuple[str, str], str] = {
-    # To be removed: the circles below close through imports made inside a
-    # function, so they work, but each module can only be read with the other.
-    ("web/http.py", "web/daily_http.py"): "http.routes adds the daily routes",
-}
+KNOWN_BREACHES: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -193,6 +193,7 @@ class Kick:
 
 
 def encode_kick(kick: Kick) -> str:
+    """The text of a kick, published on the race's channel."""
     return json.dumps({"kind": "kick", "player_id": kick.player_id, "keep": kick.keep})
 
 

@@ -28,6 +28,8 @@ class AppendRefused(Exception):
 
 
 class Listener(Protocol):
+    """What a broker delivers a subscribed channel's messages to (a race hub, a live board)."""
+
     def on_message(self, data: str) -> None:
         """A message published on a subscribed channel (must not block)."""
 
@@ -64,10 +66,12 @@ class Broker(abc.ABC):
     # -- race logs ---------------------------------------------------------
 
     @abc.abstractmethod
-    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None: ...
+    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
+        """Store a new race's meta (:class:`~boulanger.race.race.RaceMeta` as a dict)."""
 
     @abc.abstractmethod
-    async def race_meta(self, race_id: str) -> dict[str, Any] | None: ...
+    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+        """A race's meta, or None when the race is unknown (or aged out)."""
 
     @abc.abstractmethod
     async def append(self, race_id: str, event: str, condition: Condition) -> int:
@@ -97,13 +101,16 @@ class Broker(abc.ABC):
     # -- pub/sub -----------------------------------------------------------
 
     @abc.abstractmethod
-    async def subscribe(self, channel: str, listener: Listener) -> None: ...
+    async def subscribe(self, channel: str, listener: Listener) -> None:
+        """Deliver the channel's messages to ``listener`` from now on."""
 
     @abc.abstractmethod
-    async def unsubscribe(self, channel: str, listener: Listener) -> None: ...
+    async def unsubscribe(self, channel: str, listener: Listener) -> None:
+        """Stop delivering the channel's messages to ``listener``."""
 
     @abc.abstractmethod
-    async def publish(self, channel: str, data: str) -> None: ...
+    async def publish(self, channel: str, data: str) -> None:
+        """Send ``data`` to the channel's listeners in every process (at most once)."""
 
     # -- the daily challenge ---------------------------------------------------
 

@@ -129,6 +129,8 @@ class Shard:
 
 
 class RedisClusterBroker(Broker):
+    """The broker on a Redis Cluster: each race's log and channel on the shard of its hash tag."""
+
     kind = "redis-cluster"
 
     def __init__(

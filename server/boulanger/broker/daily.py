@@ -82,6 +82,8 @@ class Recorded:
 
 @dataclass(frozen=True, slots=True)
 class Page:
+    """One page of a day's leaderboard, and how many entries the board has in all."""
+
     total: int
     entries: list[RankedEntry]
 

@@ -131,6 +131,8 @@ def check_script_loaded(sha: str) -> Any:
 
 
 class RedisBroker(Broker):
+    """The broker on one Redis: logs in lists, appends by script, fan-out by pub/sub."""
+
     kind = "redis"
 
     def __init__(

@@ -55,6 +55,8 @@ class Message:
 
 @dataclass(slots=True)
 class Join(Message):
+    """Join a race as a player (new, or returning with ``token``) or as a spectator."""
+
     type: ClassVar[str] = "join"
     role: Literal["player", "spectator"] = "player"
     name: str | None = None
@@ -65,11 +67,15 @@ class Join(Message):
 
 @dataclass(slots=True)
 class Start(Message):
+    """The host starts the race (after the countdown)."""
+
     type: ClassVar[str] = "start"
 
 
 @dataclass(slots=True)
 class MoveAction(Message):
+    """Move ``count`` cards from ``src`` to ``dst`` (place names)."""
+
     type: ClassVar[str] = "move"
     action_id: str
     src: str
@@ -79,6 +85,8 @@ class MoveAction(Message):
 
 @dataclass(slots=True)
 class Tap(Message):
+    """A card tapped: to the foundation if it can go there."""
+
     type: ClassVar[str] = "tap"
     action_id: str
     card: str
@@ -86,6 +94,8 @@ class Tap(Message):
 
 @dataclass(slots=True)
 class DoubleTap(Message):
+    """A card double-tapped: to its best destination."""
+
     type: ClassVar[str] = "double_tap"
     action_id: str
     card: str
@@ -93,46 +103,62 @@ class DoubleTap(Message):
 
 @dataclass(slots=True)
 class Undo(Message):
+    """Take back the player's last move."""
+
     type: ClassVar[str] = "undo"
     action_id: str
 
 
 @dataclass(slots=True)
 class Resign(Message):
+    """The player gives up this race."""
+
     type: ClassVar[str] = "resign"
     action_id: str
 
 
 @dataclass(slots=True)
 class Resync(Message):
+    """The events after ``last_seq`` again (or a snapshot)."""
+
     type: ClassVar[str] = "resync"
     last_seq: int
 
 
 @dataclass(slots=True)
 class Watch(Message):
+    """Follow a player's board (None: stop)."""
+
     type: ClassVar[str] = "watch"
     player_id: str | None
 
 
 @dataclass(slots=True)
 class HintRequest(Message):
+    """A hint, in a practice game."""
+
     type: ClassVar[str] = "hint"
 
 
 @dataclass(slots=True)
 class Rematch(Message):
+    """The host opens the race's rematch."""
+
     type: ClassVar[str] = "rematch"
 
 
 @dataclass(slots=True)
 class Ping(Message):
+    """The client checks the connection; answered with a pong."""
+
     type: ClassVar[str] = "ping"
     t: int | None = None
 
 
 @dataclass(slots=True)
 class Pong(Message):
+    """The client's answer to a server ping."""
+
     type: ClassVar[str] = "pong"
     t: int | None = None
 
@@ -145,6 +171,8 @@ ACTION_TYPES = (MoveAction, Tap, DoubleTap, Undo, Resign)
 
 @dataclass(slots=True)
 class Welcome(Message):
+    """The answer to a join: who the connection is, the race and the player's game."""
+
     type: ClassVar[str] = "welcome"
     role: str
     player_id: str | None
@@ -155,6 +183,8 @@ class Welcome(Message):
 
 @dataclass(slots=True)
 class Ack(Message):
+    """An action accepted: its seq in the log, the move made and the game after it."""
+
     type: ClassVar[str] = "ack"
     action_id: str
     seq: int
@@ -164,6 +194,8 @@ class Ack(Message):
 
 @dataclass(slots=True)
 class Reject(Message):
+    """An action refused, with a stable code."""
+
     type: ClassVar[str] = "reject"
     action_id: str
     code: str
@@ -172,6 +204,8 @@ class Reject(Message):
 
 @dataclass(slots=True)
 class Error(Message):
+    """A message refused (other than an action), with a stable code."""
+
     type: ClassVar[str] = "error"
     omitted_when_none: ClassVar[frozenset[str]] = frozenset({"ref", "action_id"})
     code: str
@@ -182,6 +216,8 @@ class Error(Message):
 
 @dataclass(slots=True)
 class PlayerJoined(Message):
+    """Event: a player joined."""
+
     type: ClassVar[str] = "player_joined"
     seq: int
     race_state: str
@@ -190,6 +226,8 @@ class PlayerJoined(Message):
 
 @dataclass(slots=True)
 class RaceStarting(Message):
+    """Event: the race starts at ``start_at``, and its deal."""
+
     type: ClassVar[str] = "race_starting"
     seq: int
     race_state: str
@@ -203,6 +241,8 @@ class RaceStarting(Message):
 
 @dataclass(slots=True)
 class Progress(Message):
+    """Event: a player acted; their standing and everyone's order."""
+
     type: ClassVar[str] = "progress"
     seq: int
     race_state: str
@@ -212,6 +252,8 @@ class Progress(Message):
 
 @dataclass(slots=True)
 class RaceOver(Message):
+    """Event: the race is over; the final standings."""
+
     type: ClassVar[str] = "race_over"
     seq: int
     race_state: str
@@ -221,6 +263,8 @@ class RaceOver(Message):
 
 @dataclass(slots=True)
 class RematchOpened(Message):
+    """Event: the race's rematch is open at ``url``."""
+
     type: ClassVar[str] = "rematch"
     seq: int
     race_state: str
@@ -231,6 +275,8 @@ class RematchOpened(Message):
 
 @dataclass(slots=True)
 class Snapshot(Message):
+    """The whole race now (and the player's game), for a client too far behind."""
+
     type: ClassVar[str] = "snapshot"
     race: JsonDict
     game: JsonDict | None
@@ -246,6 +292,8 @@ class ResyncDone(Message):
 
 @dataclass(slots=True)
 class BoardUpdate(Message):
+    """A watched player's board after their action."""
+
     type: ClassVar[str] = "board"
     player_id: str
     game: JsonDict
@@ -253,6 +301,8 @@ class BoardUpdate(Message):
 
 @dataclass(slots=True)
 class HintResult(Message):
+    """The answer to a hint request."""
+
     type: ClassVar[str] = "hint_result"
     result: str
     move: JsonDict | None
@@ -260,12 +310,16 @@ class HintResult(Message):
 
 @dataclass(slots=True)
 class ServerPing(Message):
+    """The server checks the connection; the client answers with a pong."""
+
     type: ClassVar[str] = "ping"
     t: int | None = None
 
 
 @dataclass(slots=True)
 class ServerPong(Message):
+    """The answer to a client's ping."""
+
     type: ClassVar[str] = "pong"
     t: int | None = None
 

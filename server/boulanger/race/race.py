@@ -92,6 +92,8 @@ class RaceMeta:
 
 @dataclass(slots=True)
 class Player:
+    """One player of a race, as the replica has them: their game and what the log said of them."""
+
     player_id: str
     name: str
     host: bool
@@ -200,6 +202,7 @@ class Race:
         return self.meta.race_id
 
     def state(self, now: int) -> RaceState:
+        """Where the race stands at ``now`` (ms)."""
         if self.over_reason is not None:
             return FINISHED
         if self.start_at is None:
@@ -211,6 +214,7 @@ class Race:
         return next((p.player_id for p in self.players.values() if p.host), None)
 
     def player_by_token(self, token: str) -> Player | None:
+        """The player whose token this is, or None."""
         wanted = secret_hash(token)
         return next((p for p in self.players.values() if p.token_hash == wanted), None)
 
@@ -256,6 +260,7 @@ class Race:
     # -- views ---------------------------------------------------------
 
     def standing(self, player: Player) -> Standing:
+        """One player's standing now (unranked: :meth:`standings` ranks)."""
         start = self.start_at or 0
         game = player.game
         return Standing(
@@ -286,9 +291,11 @@ class Race:
         )
 
     def standings(self, final: bool = False) -> list[Standing]:
+        """Everyone's standing in leaderboard order; ``final`` ranks everyone."""
         return rank([self.standing(p) for p in self.players.values()], final)
 
     def snapshot(self, now: int) -> dict[str, Any]:
+        """The race as a client sees it at ``now`` (``race`` of welcome and snapshot)."""
         ordered = self.standings(final=self.over_reason is not None)
         return {
             "race_id": self.race_id,
@@ -361,6 +368,7 @@ class Race:
         return Joined(now, player_id, name, host, secret_hash(token))
 
     def decide_start(self, player_id: str, now: int) -> Started:
+        """The start event; refused unless the host starts a race not started."""
         if self.over_reason is not None:
             raise ProtocolError("race_over", "the race is over")
         if player_id != self.host_id:
@@ -372,6 +380,7 @@ class Race:
     def decide_action(
         self, player_id: str, action: p.Action, now: int
     ) -> Acted | Resigned | Duplicate:
+        """A player's action or resign event; a repeated action id is a :class:`Duplicate`."""
         player = self.players[player_id]
         done = player.applied.get(action.action_id)
         if done is not None:

@@ -11,6 +11,8 @@ from .states import PlayerStatus
 
 @dataclass(slots=True)
 class Standing:
+    """One player's place in a race, as the wire shows it (``to_wire``)."""
+
     player_id: str
     name: str
     host: bool

@@ -33,7 +33,7 @@ from .hub import RaceHub, now_ms
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .services import Server
 
 log = logging.getLogger(__name__)
 

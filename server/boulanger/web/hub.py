@@ -73,11 +73,13 @@ class RaceHub:
         return self.race.race_id
 
     async def open(self) -> None:
+        """Subscribe to the race's channel, then read its log."""
         # Subscribe first, then read the log: nothing falls in between.
         await self.broker.subscribe(self.channel, self)
         await self.catch_up()
 
     async def close(self) -> None:
+        """Stop timers and tasks, and unsubscribe."""
         if self._timer is not None:
             self._timer.cancel()
         for task in list(self._tasks):
@@ -87,6 +89,7 @@ class RaceHub:
     # -- listener --------------------------------------------------------
 
     def on_message(self, data: str) -> None:
+        """A text published on the race's channel: its replica says what it is."""
         received = self.replica.receive(data)
         if isinstance(received, Applied):
             self._applied(received)
@@ -96,6 +99,7 @@ class RaceHub:
             self._control(data)
 
     def on_resync(self) -> None:
+        """Messages may be lost: read the log (once at a time, until the broker answers)."""
         if self._catching_up is None or self._catching_up.done():
             self._catching_up = self._spawn(self._resync())
 
@@ -336,10 +340,12 @@ class RaceHub:
             self._waiters = [w for w in self._waiters if w[1] is not waiter]
 
     def attach(self, conn: Connection) -> None:
+        """A connection of this race in this process gets its events from now on."""
         self.connections.add(conn)
         self.last_used = time.monotonic()
 
     def detach(self, conn: Connection) -> None:
+        """The connection is gone."""
         self.connections.discard(conn)
         self.last_used = time.monotonic()
 
@@ -372,6 +378,7 @@ class Hubs:
         return len(self._hubs)
 
     async def get(self, race_id: str) -> RaceHub | None:
+        """The hub of ``race_id``, opened if needed; None for a race that does not exist."""
         hub = self._hubs.get(race_id)
         if hub is not None:
             return hub

@@ -34,7 +34,7 @@ from .hub import now_ms
 from .logs import client_fault
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .services import Server
 
 log = logging.getLogger(__name__)
 

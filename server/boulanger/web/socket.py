@@ -31,7 +31,7 @@ from .hub import RaceHub, now_ms
 from .session import Session, limited_per_address, refuse
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .services import Server
 
 log = logging.getLogger(__name__)
 

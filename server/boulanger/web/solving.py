@@ -58,6 +58,8 @@ def _exit_with_parent(parent: int) -> None:
 
 
 class SolverPool:
+    """Worker processes that judge deals and give hints, so the event loop never searches."""
+
     def __init__(self, catalog_seed: str = "") -> None:
         self._pool: ProcessPoolExecutor | None = None
         # A seeded sequence of catalog picks, or None for random ones.
