@@ -112,6 +112,11 @@ class Broker(abc.ABC):
     async def publish(self, channel: str, data: str) -> None:
         """Send ``data`` to the channel's listeners in every process (at most once)."""
 
+    def shared_client(self) -> Any | None:
+        """The redis-py client that the processes sharing this broker share, for the
+        address limits (None: the limits are this process's own)."""
+        return None
+
     # -- the daily challenge ---------------------------------------------------
 
     def daily_store(self, retention_days: int) -> DailyStore:

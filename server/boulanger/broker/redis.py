@@ -225,6 +225,9 @@ class RedisBroker(Broker):
         appender = self._appends.conn or await self._appends.ready()
         return bool(await appender.send(confirm_command(race_id, event), b""))
 
+    def shared_client(self) -> Any:
+        return self.redis
+
     def daily_store(self, retention_days: int) -> DailyStore:
         return RedisDailyStore(self.redis, retention_days)
 

@@ -29,11 +29,11 @@ from ..race import daily as d
 from ..race.errors import ProtocolError
 from ..solver import catalog
 from .connection import Connection, send_to_all
-from .hub import RaceHub, now_ms
+from .hub import Hubs, RaceHub, now_ms
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from .services import Server
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class Daily:
         if recorded.created:
             log.info("daily %s: entry %d recorded", meta.daily, recorded.ranked.entry_id)
 
-    async def settle(self, server: Server, day: date, key_hash: str) -> d.RankedEntry | None:
+    async def settle(self, hubs: Hubs, day: date, key_hash: str) -> d.RankedEntry | None:
         """The player's entry, recording it first when their ranked race is over unrecorded.
 
         A race left without connections is closed in its process before its
@@ -107,7 +107,7 @@ class Daily:
         if ranked is not None:
             return ranked
         race_id = await self.store.attempt(day, key_hash)
-        hub = None if race_id is None else await server.hubs.get(race_id)
+        hub = None if race_id is None else await hubs.get(race_id)
         if hub is None:
             return None
         await hub.catch_up()

@@ -133,7 +133,7 @@ async def create_attempt(request: Request) -> Response:
     key_hash = secret_hash(player_key)
     daily = server.daily
     ranked = False
-    if day == d.today(now_ms()) and await daily.settle(server, day, key_hash) is None:
+    if day == d.today(now_ms()) and await daily.settle(server.hubs, day, key_hash) is None:
         race_id = await daily.store.claim_attempt(day, key_hash, new_race_id())
         host_key = _host_key(player_key, race_id)
         ranked = True
@@ -177,7 +177,7 @@ async def my_standing(request: Request) -> Response:
     day = _day(request.path_params["date"])
     key_hash = secret_hash(_player_key(request.headers.get(PLAYER_KEY_HEADER)))
     daily = server.daily
-    ranked = await daily.settle(server, day, key_hash)
+    ranked = await daily.settle(server.hubs, day, key_hash)
     race_id = await daily.store.attempt(day, key_hash)
     streak = await daily.store.streak(key_hash, day)
     total = (await daily.store.page(day, 0, 0)).total

@@ -24,6 +24,7 @@ from .connection import (
     CLOSE_GOING_AWAY,
     CLOSE_IDLE,
     CLOSE_INTERNAL,
+    CLOSE_NORMAL,
     CLOSE_POLICY,
     CLOSE_TOO_BIG,
     CLOSE_UNSUPPORTED,
@@ -136,7 +137,7 @@ class Session:
                     await task
             await self.closing()
             if conn.close_code is None:
-                conn.close(CLOSE_GOING_AWAY if self.server.stopping else 1000)
+                conn.close(CLOSE_GOING_AWAY if self.server.stopping else CLOSE_NORMAL)
             await conn.shutdown()
 
     async def _heartbeat(self) -> None:
@@ -153,7 +154,7 @@ class Session:
             while True:
                 frame = await self.websocket.receive()
                 if frame["type"] == "websocket.disconnect":
-                    conn.close(frame.get("code") or 1000)
+                    conn.close(frame.get("code") or CLOSE_NORMAL)
                     return
                 conn.last_heard = time.monotonic()
                 text = frame.get("text")
@@ -172,7 +173,7 @@ class Session:
                     # Let the writers run between frames, even when frames queue up.
                     await asyncio.sleep(0)
         except WebSocketDisconnect as gone:
-            conn.close(gone.code or 1000)
+            conn.close(gone.code or CLOSE_NORMAL)
         except Exception:
             log.exception("%s failed", self.describe())
             self.error("internal", "unexpected server error")
