@@ -28,9 +28,10 @@ from starlette.routing import BaseRoute, Route
 
 from ..race.replay import play_back, text_lines
 from . import daily_http, http
+from .refusals import Refused
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .services import Server
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,11 @@ def _reviews(request: Request) -> ReviewCache:
 
 
 async def _record(request: Request, fetch: Fetch) -> tuple[dict[str, Any] | None, Response]:
-    """The record the JSON route answers, or None and that route's refusal."""
+    """The record the JSON route answers, or None and that route's answer.
+
+    The route raises :class:`Refused` while the record is not public: it
+    goes on to the app's handlers, which answer it as that route would.
+    """
     response = await fetch(request)
     if response.status_code != 200:
         return None, response
@@ -138,7 +143,9 @@ def _review(fetch: Fetch) -> Fetch:
             review = await _reviews(request).get(record, compute)
         except Exception:  # the solver process failed (or was stopped): nothing is kept
             log.exception("review of %s failed", request.url.path)
-            return http.error(503, "try_again", "the solver cannot review this game now; try again")
+            raise Refused(
+                503, "try_again", "the solver cannot review this game now; try again"
+            ) from None
         return JSONResponse(review)
 
     return review
