@@ -192,8 +192,7 @@ def yesterday_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A server whose SQLite file holds yesterday's daily winner (written before it starts)."""
     from datetime import timedelta
 
-    from boulanger.broker import open_broker
-    from boulanger.broker.daily import open_daily_store
+    from boulanger.broker import open_store
     from boulanger.race import daily as d
     from support.servers import ServerProcess
 
@@ -206,12 +205,11 @@ def yesterday_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     record = {"code": code, "actions": [{**m, "t": 700 * (i + 1)} for i, m in enumerate(line)]}
 
     async def write() -> None:
-        broker = open_broker(f"sqlite:///{path}")
-        await broker.start()
-        store = open_daily_store(broker, 90)
+        store = open_store(f"sqlite:///{path}")
+        await store.broker.start()
         entry = d.DailyEntry("Zoé", "won", 700 * len(line), len(line), 0, 52)
-        await store.record(yesterday, "k" * 64, entry, record)
-        await broker.close()
+        await store.daily.record(yesterday, "k" * 64, entry, record)
+        await store.broker.close()
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, write()).result()
