@@ -57,7 +57,7 @@ from .redis.scripts import (
     race_key,
 )
 from .redis.subscriber import Subscription
-from .resp import ProtocolError, Reply, ReplyError, RespReader, encode_command
+from .resp import Reply, ReplyError, RespReader, UnexpectedReply, encode_command
 from .slots import Node, SlotMap, key_slot, redirect
 
 log = logging.getLogger(__name__)
@@ -217,7 +217,7 @@ class RedisClusterBroker(Broker):
                 self._apply(await self._fetch_slots())
                 backoff = REFRESH_GAP_S
                 wait = self.refresh_interval
-            except (OSError, ProtocolError, ValueError) as error:
+            except (OSError, UnexpectedReply, ValueError) as error:
                 log.warning("redis cluster slot map: %s", str(error) or type(error).__name__)
                 wait = backoff
                 backoff = min(backoff * 2, 2.0)
@@ -241,7 +241,7 @@ class RedisClusterBroker(Broker):
                 return SlotMap.parse(
                     await self._ask(node, encode_command("CLUSTER", "SLOTS")), node
                 )
-            except (OSError, ProtocolError, ValueError) as error:
+            except (OSError, UnexpectedReply, ValueError) as error:
                 errors.append(f"{node[0]}:{node[1]}: {str(error) or type(error).__name__}")
         raise ConnectionError("no node answered: " + "; ".join(errors))
 

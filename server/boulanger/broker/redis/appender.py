@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from ..base import BrokerUnavailable
-from ..resp import ProtocolError, ReplyError, RespReader, encode_command
+from ..resp import ReplyError, RespReader, UnexpectedReply, encode_command
 from .endpoint import BACKOFF_FIRST_S, BACKOFF_MAX_S, PING, REPLY_TIMEOUT_S, Endpoint
 
 log = logging.getLogger(__name__)
@@ -176,7 +176,7 @@ class Appender(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         try:
             replies = self._reader.feed(data)
-        except ProtocolError as error:
+        except UnexpectedReply as error:
             self.fail(error)
             return
         if not replies:
@@ -188,7 +188,7 @@ class Appender(asyncio.Protocol):
             try:
                 done, resend = popleft()
             except IndexError:
-                self.fail(ProtocolError(f"a reply to no command: {reply!r:.100}"))
+                self.fail(UnexpectedReply(f"a reply to no command: {reply!r:.100}"))
                 return
             if resend is None:
                 if not done.done():
@@ -373,7 +373,7 @@ class Appends:
                 if isinstance(answer, BaseException):  # ReplyError, or the connection lost
                     raise ConnectionError(f"Redis answered the appender: {answer}")
             self._check(answers[len(answers) - len(self._setup) :])
-        except (OSError, ProtocolError, BrokerUnavailable) as error:
+        except (OSError, UnexpectedReply, BrokerUnavailable) as error:
             conn.fail(error)
             self._opening = None
             now = asyncio.get_running_loop().time()

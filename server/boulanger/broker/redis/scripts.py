@@ -14,7 +14,7 @@ from typing import Any
 
 from ...codec import seq_of
 from ..base import Condition, race_channel
-from ..resp import ProtocolError, encode_command
+from ..resp import UnexpectedReply, encode_command
 
 RACE_TTL_S = 7 * 24 * 3600
 
@@ -96,6 +96,6 @@ def check_script_loaded(sha: str) -> Any:
 
     def check(answers: list[Any]) -> None:
         if answers[-1] != sha.encode():
-            raise ProtocolError(f"SCRIPT LOAD answered {answers[-1]!r:.100}")
+            raise UnexpectedReply(f"SCRIPT LOAD answered {answers[-1]!r:.100}")
 
     return check

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from ..base import Listener
-from ..resp import ProtocolError, ReplyError, RespReader, encode_command
+from ..resp import ReplyError, RespReader, UnexpectedReply, encode_command
 from .endpoint import BACKOFF_FIRST_S, BACKOFF_MAX_S, PING, REPLY_TIMEOUT_S, Endpoint
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class Subscriber(asyncio.Protocol):
         self.last_received = self._clock()
         try:
             replies = self._reader.feed(data)
-        except ProtocolError as error:
+        except UnexpectedReply as error:
             self.fail(error)
             return
         listeners_of = self._listeners
@@ -278,7 +278,7 @@ class Subscription:
                 conn = await self._connect()
                 backoff = BACKOFF_FIRST_S
                 error = await self._watch(conn)
-            except (OSError, ProtocolError) as failure:  # OSError: refused, timeouts, TLS
+            except (OSError, UnexpectedReply) as failure:  # OSError: refused, timeouts, TLS
                 error = failure
             except Exception as failure:  # a bug: log it, but keep pub/sub alive
                 log.exception("redis pub/sub failed")
