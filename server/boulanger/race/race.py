@@ -156,7 +156,8 @@ def game_view(game: Game, status: str | None = None) -> dict[str, Any]:
         "actions": game.actions,
         "foundation_cards": board.foundation_cards,
         "status": status or game.status.value,
-        "can_undo": game.can_undo,
+        # On the wire "can_undo" is the count, as docs/protocol.md says.
+        "can_undo": game.undo_depth,
     }
 
 
