@@ -10,7 +10,7 @@ Results are recorded once per player key and day: the first write wins, and
 writing again answers the entry already there (the race's on-over hook may
 run more than once, in any process). An entry held for review
 (``DailyEntry.review``) is kept with its game record and shown to its player,
-but stays out of the board (and so has no rank), is not published and does
+but stays out of the leaderboard (and so has no rank), is not published and does
 not count as a day won.
 """
 
@@ -146,7 +146,7 @@ def _check_page(offset: int, limit: int) -> None:
 class _Day:
     attempts: dict[str, str] = field(default_factory=dict)
     players: dict[str, str] = field(default_factory=dict)
-    board: list[str] = field(default_factory=list)  # ranking keys, sorted
+    leaderboard: list[str] = field(default_factory=list)  # ranking keys, sorted
     entries: dict[int, DailyEntry] = field(default_factory=dict)
     records: dict[int, str] = field(default_factory=dict)
 
@@ -163,7 +163,7 @@ class MemoryDailyStore(DailyStore):
     """The daily challenge in this process's memory: lost when the process stops.
 
     Its data is its broker's (:class:`MemoryDailyData`), shared by every store of it.
-    A day's board is a sorted list: ranks and pages by binary search; an
+    A day's leaderboard is a sorted list: ranks and pages by binary search; an
     insertion shifts the list's tail (a memory move, not a scan). Days are
     dropped ``retention_days`` after they end; won days are kept.
     """
@@ -208,9 +208,9 @@ class MemoryDailyStore(DailyStore):
         found.players[key_hash] = key
         found.entries[entry_id] = entry
         found.records[entry_id] = json.dumps(record, separators=(",", ":"))
-        if entry.review is not None:  # held: kept, off the board
+        if entry.review is not None:  # held: kept, off the leaderboard
             return Recorded(True, self._ranked(found, key))
-        bisect.insort(found.board, key)
+        bisect.insort(found.leaderboard, key)
         if entry.result == WON:
             self.data.won.setdefault(key_hash, set()).add(day)
         ranked = self._ranked(found, key)
@@ -220,21 +220,21 @@ class MemoryDailyStore(DailyStore):
     @staticmethod
     def _ranked(found: _Day, key: str) -> RankedEntry:
         entry_id = entry_id_of(key)
-        at = bisect.bisect_left(found.board, key)
-        on_board = at < len(found.board) and found.board[at] == key
-        return RankedEntry(at + 1 if on_board else None, entry_id, found.entries[entry_id])
+        at = bisect.bisect_left(found.leaderboard, key)
+        ranked = at < len(found.leaderboard) and found.leaderboard[at] == key
+        return RankedEntry(at + 1 if ranked else None, entry_id, found.entries[entry_id])
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
         _check_page(offset, limit)
         found = self._day(day)
         if found is None:
             return Page(0, [])
-        keys = found.board[offset : offset + limit]
+        keys = found.leaderboard[offset : offset + limit]
         entries = [
             RankedEntry(offset + i + 1, entry_id_of(k), found.entries[entry_id_of(k)])
             for i, k in enumerate(keys)
         ]
-        return Page(len(found.board), entries)
+        return Page(len(found.leaderboard), entries)
 
     async def player(self, day: date, key_hash: str) -> RankedEntry | None:
         found = self._day(day)

@@ -49,12 +49,12 @@ class Daily:
         self.broker = store.broker
         self.settings = settings
         self.store: DailyStore = store.daily
-        self.boards: dict[date, LiveBoard] = {}
+        self.leaderboards: dict[date, LiveLeaderboard] = {}
 
     async def close(self) -> None:
-        for board in list(self.boards.values()):
-            await board.close()
-        self.boards.clear()
+        for leaderboard in list(self.leaderboards.values()):
+            await leaderboard.close()
+        self.leaderboards.clear()
 
     def game_code(self, day: date) -> GameCode:
         """The deal of ``day``, on this server's schedule (its daily secret, if any)."""
@@ -121,30 +121,30 @@ class Daily:
 
     # -- live leaderboards -----------------------------------------------
 
-    async def watch(self, day: date, conn: Connection) -> LiveBoard:
-        board = self.boards.get(day)
-        if board is None:
-            board = self.boards[day] = LiveBoard(self.broker, self.store, day)
-            await board.open()
-        await board.ready.wait()
+    async def watch(self, day: date, conn: Connection) -> LiveLeaderboard:
+        leaderboard = self.leaderboards.get(day)
+        if leaderboard is None:
+            leaderboard = self.leaderboards[day] = LiveLeaderboard(self.broker, self.store, day)
+            await leaderboard.open()
+        await leaderboard.ready.wait()
         try:
-            await board.greet(conn)
+            await leaderboard.greet(conn)
         except BaseException:
-            await self.leave(board, conn)
+            await self.leave(leaderboard, conn)
             raise
-        return board
+        return leaderboard
 
-    async def leave(self, board: LiveBoard, conn: Connection) -> None:
-        board.connections.discard(conn)
-        if not board.connections and self.boards.get(board.day) is board:
-            del self.boards[board.day]
-            await board.close()
+    async def leave(self, leaderboard: LiveLeaderboard, conn: Connection) -> None:
+        leaderboard.connections.discard(conn)
+        if not leaderboard.connections and self.leaderboards.get(leaderboard.day) is leaderboard:
+            del self.leaderboards[leaderboard.day]
+            await leaderboard.close()
 
 
-class LiveBoard:
+class LiveLeaderboard:
     """One day's live leaderboard in this process: one subscription, coalesced pushes.
 
-    New entries (from any process, through the broker) only mark the board
+    New entries (from any process, through the broker) only mark the leaderboard
     changed; a push reads the top of the leaderboard once and sends the same
     text to every watcher here, no sooner than ``LIVE_INTERVAL_S`` after the
     previous push. A lost pub/sub message costs nothing but delay: every push

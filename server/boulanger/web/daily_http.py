@@ -30,7 +30,7 @@ from .connection import (
     CLOSE_NO_RACE,
     CLOSE_TRY_AGAIN,
 )
-from .daily import LiveBoard
+from .daily import LiveLeaderboard
 from .http import json_body, known_fields, may_create
 from .hub import now_ms
 from .refusals import Refused
@@ -231,20 +231,20 @@ class Watcher(Session):
     def __init__(self, server: Server, day: date, websocket: WebSocket) -> None:
         super().__init__(server, websocket)
         self.day = day
-        self.board: LiveBoard | None = None
+        self.leaderboard: LiveLeaderboard | None = None
 
     def describe(self) -> str:
         return f"daily {self.day} watcher"
 
     async def opened(self) -> None:
         try:
-            self.board = await self.server.daily.watch(self.day, self.conn)
+            self.leaderboard = await self.server.daily.watch(self.day, self.conn)
         except BrokerUnavailable:
             self.conn.close(CLOSE_TRY_AGAIN)
 
     async def closing(self) -> None:
-        if self.board is not None:
-            await self.server.daily.leave(self.board, self.conn)
+        if self.leaderboard is not None:
+            await self.server.daily.leave(self.leaderboard, self.conn)
 
     async def handle(self, text: str) -> None:
         self._handle(text)

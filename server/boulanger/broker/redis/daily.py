@@ -5,7 +5,7 @@ day's keys on one Redis Cluster shard)::
 
     bk:daily:{D}:attempts  hash    player key hash -> race id of the ranked attempt
     bk:daily:{D}:players   hash    player key hash -> ranking key of the player's entry
-    bk:daily:{D}:board     zset    every ranking key, all with score 0
+    bk:daily:{D}:board     zset    the leaderboard: every ranking key, all with score 0
     bk:daily:{D}:entries   hash    entry id -> entry JSON
     bk:daily:{D}:records   hash    entry id -> game record JSON, zlib-compressed, base64
     bk:daily:{D}:ids       string  the last entry id given out
@@ -46,10 +46,15 @@ from ...race.daily import (
 from ..daily import DailyStore, Page, Recorded, _check_page, daily_channel
 from ..errors import redis_errors
 
-# KEYS: players, board, entries, records, ids; ARGV: key hash,
+# The key of a day's leaderboard (the sorted set) ends with "board": stored
+# days keep their key, since a new name would orphan every day retained.
+LEADERBOARD = "board"
+
+
+# KEYS: players, leaderboard, entries, records, ids; ARGV: key hash,
 # ranking key prefix (without the id), entry JSON, record JSON, expire-at ms,
-# channel, date, "1" when the entry is held for review (kept off the board).
-# Answers created (0/1), ranking key, rank from 0 (-1: not on the board).
+# channel, date, "1" when the entry is held for review (kept off the leaderboard).
+# Answers created (0/1), ranking key, rank from 0 (-1: not on the leaderboard).
 _RECORD = """
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if existing then
@@ -71,7 +76,7 @@ for i = 1, 5 do redis.call('PEXPIREAT', KEYS[i], ARGV[5]) end
 return {1, key, rank}
 """
 
-# KEYS: board, entries; ARGV: offset, limit. Answers total, then id, JSON pairs.
+# KEYS: leaderboard, entries; ARGV: offset, limit. Answers total, then id, JSON pairs.
 _PAGE = """
 local out = {redis.call('ZCARD', KEYS[1])}
 if tonumber(ARGV[2]) < 1 then return out end
@@ -136,7 +141,9 @@ class RedisDailyStore(DailyStore):
     async def record(
         self, day: date, key_hash: str, entry: DailyEntry, record: dict[str, Any]
     ) -> Recorded:
-        keys = [_day_key(day, part) for part in ("players", "board", "entries", "records", "ids")]
+        keys = [
+            _day_key(day, part) for part in ("players", LEADERBOARD, "entries", "records", "ids")
+        ]
         prefix = ranking_key(entry, 0)[: -len(f"{0:010d}")]
         text = json.dumps(entry.to_dict(), separators=(",", ":"))
         expire = expires_at(day, self.retention_days)
@@ -173,7 +180,7 @@ class RedisDailyStore(DailyStore):
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
         _check_page(offset, limit)
-        keys = [_day_key(day, "board"), _day_key(day, "entries")]
+        keys = [_day_key(day, LEADERBOARD), _day_key(day, "entries")]
         with redis_errors():
             answer = await self._page(keys=keys, args=[offset, limit])
         total, pairs = int(answer[0]), answer[1:]
@@ -190,12 +197,12 @@ class RedisDailyStore(DailyStore):
                 return None
             entry_id = entry_id_of(key)
             async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.zrank(_day_key(day, "board"), key)
+                pipe.zrank(_day_key(day, LEADERBOARD), key)
                 pipe.hget(_day_key(day, "entries"), str(entry_id))
                 rank, text = await pipe.execute()
         if text is None:
             return None
-        place = None if rank is None else int(rank) + 1  # None: held, off the board
+        place = None if rank is None else int(rank) + 1  # None: held, off the leaderboard
         return RankedEntry(place, entry_id, DailyEntry.from_dict(json.loads(text)))
 
     async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None:
