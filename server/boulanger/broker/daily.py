@@ -115,7 +115,8 @@ class DailyStore(abc.ABC):
         """The player's entry at its current rank."""
 
     @abc.abstractmethod
-    async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None: ...
+    async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None:
+        """The game record of a day's entry, or None when there is no such entry."""
 
     @abc.abstractmethod
     async def won_days(self, key_hash: str, upto: date, limit: int) -> list[date]:

@@ -52,6 +52,7 @@ class Daily:
         self.leaderboards: dict[date, LiveLeaderboard] = {}
 
     async def close(self) -> None:
+        """Close every live leaderboard of this process."""
         for leaderboard in list(self.leaderboards.values()):
             await leaderboard.close()
         self.leaderboards.clear()
@@ -122,6 +123,7 @@ class Daily:
     # -- live leaderboards -----------------------------------------------
 
     async def watch(self, day: date, conn: Connection) -> LiveLeaderboard:
+        """Add a watcher to a day's live leaderboard (opened for the first) and greet it."""
         leaderboard = self.leaderboards.get(day)
         if leaderboard is None:
             leaderboard = self.leaderboards[day] = LiveLeaderboard(self.broker, self.store, day)
@@ -135,6 +137,7 @@ class Daily:
         return leaderboard
 
     async def leave(self, leaderboard: LiveLeaderboard, conn: Connection) -> None:
+        """Remove a watcher; the last one out closes the day's live leaderboard."""
         leaderboard.connections.discard(conn)
         if not leaderboard.connections and self.leaderboards.get(leaderboard.day) is leaderboard:
             del self.leaderboards[leaderboard.day]
@@ -166,12 +169,14 @@ class LiveLeaderboard:
         self._task: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
+        """Subscribe to the day's channel (``ready`` is set even if that fails)."""
         try:
             await self.broker.subscribe(self.channel, self)
         finally:
             self.ready.set()
 
     async def close(self) -> None:
+        """Stop pushing and unsubscribe."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

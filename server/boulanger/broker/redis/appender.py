@@ -343,6 +343,7 @@ class Appends:
         return opening
 
     async def close(self) -> None:
+        """Close the connection (or the attempt to open one); later appends are refused."""
         self._closing = True
         opening = self._opening
         if opening is not None:
@@ -400,6 +401,7 @@ class Appends:
         return conn
 
     def on_lost(self, conn: Appender) -> None:
+        """A connection ended: the next append opens a new one."""
         if conn is self.conn:
             self.conn = None
             log.warning("redis append connection to %s lost", self.endpoint)

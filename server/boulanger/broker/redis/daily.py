@@ -97,6 +97,7 @@ def pack_record(record: dict[str, Any]) -> str:
 
 
 def unpack_record(text: str) -> dict[str, Any]:
+    """A game record as :func:`pack_record` stored it, or as plain JSON (stored uncompressed)."""
     if text.startswith("z:"):
         return dict(json.loads(zlib.decompress(base64.b64decode(text[2:]))))
     return dict(json.loads(text))

@@ -41,6 +41,7 @@ class Subscriber(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)
 
     def write(self, data: bytes) -> None:
+        """Send bytes if the connection is open; else drop them."""
         # Never raises: a lost connection is noticed by the read loop, which
         # resubscribes every channel on the next one.
         if self.transport is not None and not self.transport.is_closing():
@@ -97,6 +98,7 @@ class Subscriber(asyncio.Protocol):
         return True
 
     def fail(self, error: BaseException) -> None:
+        """End the connection with ``error``, handed to whoever waits for it to end or subscribe."""
         if not self.lost.done():
             self.lost.set_result(error)
         if not self.subscribed.done():
@@ -167,9 +169,11 @@ class Subscription:
         self.connected = asyncio.Event()  # set while subscribed
 
     def start(self) -> None:
+        """Start the read loop: connect, subscribe, and reconnect whenever the connection drops."""
         self._reader = asyncio.create_task(self._read_loop(), name=f"redis-pubsub {self.endpoint}")
 
     async def close(self) -> None:
+        """Stop the read loop and close the connection."""
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -202,12 +206,14 @@ class Subscription:
             self._conn.write(encode_command(command, channel))
 
     def confirmed(self, channel: bytes) -> None:
+        """Redis confirmed a subscription: resync its listeners if they were waiting for it."""
         name = channel.decode(errors="replace")
         if name in self.resync_when_confirmed:
             self.resync_when_confirmed.discard(name)
             _resync(self.listeners.get(name, ()))
 
     def unsubscribed(self, channel: bytes) -> None:
+        """Redis unsubscribed a channel by itself (sharded: its slot moved): tell ``on_moved``."""
         name = channel.decode(errors="replace")
         if self.sharded and name in self.listeners and self._on_moved is not None:
             self._on_moved(name)
@@ -233,12 +239,14 @@ class Subscription:
         return conn
 
     def on_subscribed(self) -> None:
+        """Every channel is subscribed on a new connection: resync every listener."""
         self.connected.set()
         # Anything published while we were away is gone: resync.
         for listeners in list(self.listeners.values()):
             _resync(listeners)
 
     def on_lost(self, conn: Subscriber) -> None:
+        """A connection ended: no longer connected, if it was the current one."""
         if conn is self._conn:
             self.connected.clear()
 
