@@ -1,7 +1,7 @@
 // The boulanger web client: routes by path, the home page, the daily
 // challenge and practice; the race page lives in race.js.
 
-import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds } from './dom.js';
+import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds, isRecordPath } from './dom.js';
 import { RaceView } from './race.js';
 import { DailyPage } from './daily.js';
 import { soundOn, setSound } from './feel.js';
@@ -13,6 +13,8 @@ let current = null; // the page object that owns `main` (has destroy())
 const ROUTES = [
   [/^\/$/, () => home()],
   [/^\/race\/([A-Za-z0-9_-]{1,64})\/?$/, (id) => racePage(id)],
+  [/^\/race\/([A-Za-z0-9_-]{1,64})\/replay\/([^/]+)\/?$/, (id, who) => replayPage('race', id, who)],
+  [/^\/daily\/([^/]+)\/replay\/([^/]+)\/?$/, (date, who) => replayPage('daily', decodeURIComponent(date), who)],
   [/^\/daily\/?$/, () => daily()],
   [/^\/daily\/([^/]+)\/?$/, (date) => daily(date)],
   [/^\/practice\/?$/, () => practice()],
@@ -263,17 +265,36 @@ function racePage(raceId) {
   view.mount();
 }
 
+// -- replays: up to four recorded games side by side (replay.js) ---------------------
+
+// Loaded when first wanted: a first visit does not pay for it.
+async function replayPage(kind, key, first) {
+  page('Replay', h('p', { class: 'loading' }, 'Loading the replay…'));
+  const path = location.pathname;
+  const { ReplayPage, raceSource, dailySource } = await import('./replay.js');
+  if (location.pathname !== path) return; // gone elsewhere meanwhile
+  const more = (new URLSearchParams(location.search).get('with') || '').split(',').filter(Boolean);
+  const ids = [decodeURIComponent(first), ...more].filter((id, i, all) => all.indexOf(id) === i);
+  const view = new ReplayPage(main, kind === 'race' ? raceSource(key) : dailySource(key), ids, navigate);
+  current = view;
+  view.mount();
+}
+
 // -- practice: a race of one that starts by itself -----------------------------------
 
 async function practice() {
   page('Practice', h('p', { class: 'loading' }, 'Dealing…'));
   const params = new URLSearchParams(location.search);
   const body = { practice: true };
+  const ghost = isRecordPath(params.get('ghost')) ? { path: params.get('ghost'), name: (params.get('name') || 'Ghost').slice(0, 24) } : null;
   if (params.get('code')) body.code = params.get('code');
   else body.cells = Number(params.get('cells')) || 4;
   if (!savedName()) saveName('Player');
   try {
+    // A ghost's game: the same deal as its record.
+    if (ghost) body.code = (await api('GET', `${ghost.path}/replay`)).code;
     const race = await createRace(body);
+    if (ghost) saveRaceCreds(race.race_id, { ghost });
     if (location.pathname.startsWith('/practice')) navigate(`/race/${race.race_id}`, true);
   } catch (error) {
     if (!location.pathname.startsWith('/practice')) return;

@@ -1,7 +1,7 @@
 // The daily challenge page: the day's deal, my result and streak, a ranked
 // first attempt (then practice), and the day's leaderboard, live.
 
-import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey } from './dom.js';
+import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey, ghostLink } from './dom.js';
 import { setConnectionIndicator } from './race.js';
 
 const FIRST_DAY = '2026-01-01';
@@ -97,6 +97,7 @@ export class DailyPage {
       form,
       this.today ? h('p', {}, next) : null,
       h('p', { class: 'row small' }, prev, later),
+      this.ghostOffer(),
       h('h2', {}, 'Leaderboard'),
       this.board));
     clearInterval(this.timer);
@@ -105,6 +106,28 @@ export class DailyPage {
     };
     tick();
     this.timer = setInterval(tick, 1000);
+  }
+
+  // A ghost to race: yesterday's winner on today's page, the day's winner on a
+  // past day's (records are public once their day is over).
+  ghostOffer() {
+    const el = h('p', { class: 'row ghost-offer', hidden: true });
+    // A day's code is out once the day is over (this.today does not tell a past day apart).
+    const over = Boolean(this.day.code);
+    const day = over ? this.day.date : shiftDay(this.day.date, -1);
+    if (day < FIRST_DAY) return el;
+    api('GET', `/api/daily/${day}/leaderboard?limit=1`).then((page) => {
+      const top = page.entries && page.entries[0];
+      if (!top || this.destroyed) return;
+      const path = `/api/daily/${day}/records/${top.entry_id}`;
+      const time = top.result === 'won' ? ` (${clock(top.time_ms)})` : '';
+      clear(el,
+        h('a', { href: ghostLink(path, top.name), class: 'button race-ghost', 'data-link': '' },
+          over ? `Race this day's winner, ${top.name}${time}` : `Race yesterday's winner, ${top.name}${time}`),
+        h('a', { href: `/daily/${day}/replay/${top.entry_id}`, 'data-link': '' }, 'Watch the replay'));
+      el.hidden = false;
+    }).catch(() => {});
+    return el;
   }
 
   // My result of the day: its place moves as others finish.
@@ -195,7 +218,7 @@ export class DailyPage {
     }
     clear(this.board,
       h('table', { class: 'results-table' },
-        h('thead', {}, h('tr', {}, ['#', 'Player', 'Result', 'Time', 'Cards', 'Score', 'Moves'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('thead', {}, h('tr', {}, ['#', 'Player', 'Result', 'Time', 'Cards', 'Score', 'Moves', ...(this.day.code ? ['Replay'] : [])].map((t) => h('th', { scope: 'col' }, t)))),
         h('tbody', {}, entries.map((e) => h('tr', { class: this.me && this.me.entry && this.me.entry.entry_id === e.entry_id ? 'me' : '' },
           h('td', { 'data-label': '#' }, String(e.rank)),
           h('td', { 'data-label': 'Player', class: 'who' }, e.name),
@@ -203,7 +226,9 @@ export class DailyPage {
           h('td', { 'data-label': 'Time' }, e.result === 'won' ? clock(e.time_ms) : '—'),
           h('td', { 'data-label': 'Cards' }, `${e.foundation_cards}/52`),
           h('td', { 'data-label': 'Score' }, String(e.score)),
-          h('td', { 'data-label': 'Moves' }, String(e.actions)))))),
+          h('td', { 'data-label': 'Moves' }, String(e.actions)),
+          // A past day's records are public: its games can be watched.
+          !this.day.code ? null : h('td', { 'data-label': 'Replay' }, h('a', { href: `/daily/${this.day.date}/replay/${e.entry_id}`, 'data-link': '' }, 'Watch')))))),
       Number.isFinite(total) && total > entries.length ? h('p', { class: 'small' }, `${total} players in all.`) : null);
   }
 

@@ -202,3 +202,43 @@ export function playerKey() {
   return key;
 }
 
+// -- ghosts: records raced again in practice (ghost.js draws them) --------------
+
+// Only records of this server: a race player's or a daily entry's.
+const RECORD = /^\/api\/(races\/[A-Za-z0-9_-]{1,64}\/records\/[A-Za-z0-9_-]{1,64}|daily\/\d{4}-\d{2}-\d{2}\/records\/\d{1,12})$/;
+const BEST_PREFIX = 'boulanger.best.';
+
+export const isRecordPath = (path) => typeof path === 'string' && RECORD.test(path);
+
+// The practice page that races a record's ghost.
+export function ghostLink(path, name) {
+  return `/practice?ghost=${encodeURIComponent(path)}&name=${encodeURIComponent(name || 'Ghost')}`;
+}
+
+// Better: a win beats no win, a faster win a slower one, more cards fewer.
+function better(a, b) {
+  if (!b) return true;
+  if (a.won !== b.won) return a.won;
+  if (a.won) return a.time_ms < b.time_ms;
+  return a.cards > b.cards;
+}
+
+// Remember a finished game of mine if it is my best of its deal; answer the best.
+export function keepBest(code, game) {
+  if (!code) return null;
+  let best = null;
+  try {
+    best = JSON.parse(localStorage.getItem(BEST_PREFIX + code));
+  } catch {
+    best = null;
+  }
+  if (game && (best === null || best.path === game.path || better(game, best))) {
+    best = game;
+    try {
+      localStorage.setItem(BEST_PREFIX + code, JSON.stringify(best));
+    } catch {
+      // Without storage there is no best to race later.
+    }
+  }
+  return best;
+}

@@ -60,6 +60,14 @@ export class RaceView {
     this.conn = null;
     this.frame = 0;
     this.feed = []; // the event feed, newest first
+    this.ghost = null; // a recorded rival (ghost.js, loaded for a ghost's game only)
+    if (this.creds.ghost) {
+      import('./ghost.js').then(({ Ghost }) => {
+        if (this.destroyed) return;
+        this.ghost = new Ghost(this.creds.ghost);
+        this.render();
+      });
+    }
     this.boardView = new BoardView({
       move: (src, dst, count) => this.sendMove(src, dst, count),
       tap: (card) => this.sendTap('tap', card),
@@ -85,6 +93,7 @@ export class RaceView {
     clearInterval(this.ticker);
     document.removeEventListener('keydown', this.onKey);
     this.boardView.destroy();
+    if (this.ghost) this.ghost.destroy();
     if (this.conn) this.conn.destroy();
     setConnectionIndicator(null);
     if (window.boulanger === this) window.boulanger = null;
@@ -668,6 +677,7 @@ export class RaceView {
     this.renderBoard(page.querySelector('.board-area'), phase);
     renderStandings(this, page.querySelector('.standings'), phase);
     renderMeBar(this, page.querySelector('.me-bar'), phase);
+    if (this.ghost) this.ghost.attach(this, page);
     if (phase === 'running' && this.canPlay()) this.maybeGuide(page.querySelector('.guide-area'));
   }
 

@@ -1,7 +1,7 @@
 // The end of a race: the results (a table, or a result card for a game of
 // one), the share text and the buttons that lead on.
 
-import { h, clock, ordinal, copyButton } from './dom.js';
+import { h, clock, ordinal, copyButton, ghostLink, keepBest } from './dom.js';
 import { STATUS_TEXT } from './track.js';
 
 const RESULT_COLUMNS = ['#', 'Player', 'Time', 'Cards', 'Score', 'Moves', 'Result'];
@@ -38,6 +38,7 @@ export function resultsPanel(page) {
         ? h('button', { type: 'button', class: 'primary rematch-button', disabled: page.rematchSent, onclick: () => page.rematch() }, page.rematchSent ? 'Opening…' : page.race.practice ? 'New deal' : 'Rematch')
         : null,
       page.daily() ? h('a', { href: `/daily/${page.daily()}`, class: 'button primary', 'data-link': '' }, 'Daily leaderboard') : null,
+      replayLinks(page, mine, order),
       page.creds.quick ? h('button', { type: 'button', class: 'primary', onclick: () => page.anotherQuickRace() }, 'Another quick race') : null,
       h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home')));
 }
@@ -71,4 +72,24 @@ function resultCard(p) {
 function shareButton(text) {
   if (typeof navigator.share !== 'function') return null;
   return h('button', { type: 'button', class: 'share-native', onclick: () => navigator.share({ text }).catch(() => {}) }, 'Share…');
+}
+
+// Replays and ghosts of a finished race (a daily attempt's record stays
+// secret until its day ends): watch the games side by side, race my best.
+function replayLinks(page, mine, order) {
+  if (page.daily() || !page.race.code || !order.length) return null;
+  const records = `/api/races/${encodeURIComponent(page.raceId)}/records`;
+  const first = mine || order[0];
+  const others = order.filter((p) => p !== first).slice(0, 3).map((p) => encodeURIComponent(p.player_id));
+  const watch = `/race/${encodeURIComponent(page.raceId)}/replay/${encodeURIComponent(first.player_id)}${others.length ? `?with=${others.join(',')}` : ''}`;
+  const best = mine ? keepBest(page.race.code, {
+    path: `${records}/${encodeURIComponent(mine.player_id)}`,
+    won: mine.status === 'won',
+    time_ms: mine.time_ms || 0,
+    cards: mine.foundation_cards,
+  }) : null;
+  return [
+    h('a', { href: watch, class: 'button watch-replays', 'data-link': '' }, order.length > 1 ? 'Watch the replays' : 'Watch the replay'),
+    best ? h('a', { href: ghostLink(best.path, 'Your best'), class: 'button race-ghost', 'data-link': '' }, best.won ? `Race your best (${clock(best.time_ms)})` : 'Race your best') : null,
+  ];
 }

@@ -280,11 +280,18 @@ def search(
     *,
     budget: float | None = 2.0,
     max_positions: int | None = None,
+    visited: set[bytes] | None = None,
 ) -> Outcome:
     """Depth-first search from a position (settled here first) for a win.
 
     Children are tried best first by :func:`_score`. ``budget`` is in seconds
     (``None``: no limit); ``max_positions`` bounds the visited set.
+
+    ``visited``, when given, is used as the visited set and grows in place:
+    keys already in it are not searched, so it may only hold positions known
+    to have no win (rule 4 again). After an ``UNSOLVABLE`` answer every key
+    in it still has none, so one set can be handed from search to search
+    (the game review proves many neighbouring positions lost this way).
     """
     start = time.perf_counter()
     deadline = None if budget is None else start + budget
@@ -297,7 +304,10 @@ def search(
     root_key = key_of(cells, cols)
     if sum(found) == 52:
         return Outcome(Verdict.WON, [], 1, time.perf_counter() - start)
-    visited = {root_key}
+    seen: set[bytes] = set() if visited is None else visited
+    if root_key in seen:
+        return Outcome(Verdict.UNSOLVABLE, None, len(seen), time.perf_counter() - start)
+    seen.add(root_key)
     memo: dict[bytes, int] = {}
     runs: dict[bytes, int] = {}
 
@@ -305,7 +315,7 @@ def search(
         """The unvisited children of a settled position, best last."""
         kids: list[_Kid] = []
         for key, k_cells, k_cols, k_found, move in children(*state, ncells, runs):
-            if key not in visited:
+            if key not in seen:
                 score = _score(k_cells, k_cols, k_found, ncells, memo)
                 kids.append((score, key, k_cells, k_cols, k_found, move))
         kids.sort(key=lambda kid: kid[0])
@@ -324,20 +334,20 @@ def search(
                 path.pop()
             continue
         _, key, k_cells, k_cols, k_found, move = kids.pop()
-        if key in visited:
+        if key in seen:
             continue
-        visited.add(key)
+        seen.add(key)
         path.append(move)
         if sum(k_found) == 52:
-            return Outcome(Verdict.WON, list(path), len(visited), time.perf_counter() - start)
-        if max_positions is not None and len(visited) >= max_positions:
-            return Outcome(Verdict.UNKNOWN, None, len(visited), time.perf_counter() - start)
+            return Outcome(Verdict.WON, list(path), len(seen), time.perf_counter() - start)
+        if max_positions is not None and len(seen) >= max_positions:
+            return Outcome(Verdict.UNKNOWN, None, len(seen), time.perf_counter() - start)
         expansions += 1
         if (
             deadline is not None
             and expansions % _CLOCK_EVERY == 0
             and time.perf_counter() > deadline
         ):
-            return Outcome(Verdict.UNKNOWN, None, len(visited), time.perf_counter() - start)
+            return Outcome(Verdict.UNKNOWN, None, len(seen), time.perf_counter() - start)
         frames.append(expand((bytes(k_cells), tuple(k_cols), k_found)))
-    return Outcome(Verdict.UNSOLVABLE, None, len(visited), time.perf_counter() - start)
+    return Outcome(Verdict.UNSOLVABLE, None, len(seen), time.perf_counter() - start)

@@ -41,6 +41,17 @@ def _hint(record: dict[str, Any], budget: float) -> tuple[str, dict[str, Any] | 
     return found.result, None if found.move is None else found.move.to_dict()
 
 
+def _review(record: dict[str, Any], par: int | None, budget: float) -> dict[str, Any]:
+    # Imported here: only the solver process reviews games.
+    from ..race.replay import review_lines
+    from ..solver.review import review_record
+
+    if par is None:
+        entry = catalog.lookup(GameCode.parse(record["code"]))
+        par = entry.par if entry is not None else solve(record["code"], budget=budget / 4).par
+    return review_lines(record, review_record(record, par=par, budget=budget).to_dict())
+
+
 def _exit_with_parent(parent: int) -> None:
     """In a worker: exit as soon as ``parent`` (the server process) is gone.
 
@@ -104,6 +115,13 @@ class SolverPool:
         """
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor(), _hint, record, budget)
+
+    async def review(
+        self, record: dict[str, Any], par: int | None, budget: float
+    ) -> dict[str, Any]:
+        """A finished game's review (boulanger.solver.review), with its readable lines."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor(), _review, record, par, budget)
 
     def close(self) -> None:
         """Stop the worker now and wait until it is gone.

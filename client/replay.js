@@ -1,0 +1,260 @@
+// The replay viewer: one to four recorded games of a deal played back at their
+// real pace, side by side on one clock (the times since the race's start),
+// with play/pause, 1x/2x/4x, step back and forward and a scrubber; and the
+// solver's review of the first game. The server sends every frame
+// (GET .../records/{id}/replay, docs/protocol.md "Replays").
+
+import { h, clear, clock, api, ghostLink } from './dom.js';
+import { BoardView } from './board.js';
+
+export const MAX_GAMES = 4;
+const SPEEDS = [1, 2, 4];
+
+// The frame shown at `now` ms: the last one whose time has come.
+export function frameAt(frames, now) {
+  let lo = 0;
+  let hi = frames.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((frames[mid].t || 0) <= now) lo = mid;
+    else hi = mid - 1;
+  }
+  return frames[lo];
+}
+
+// Where each source of games lives: a race's players, or a day's entries.
+export function raceSource(raceId) {
+  const base = `/api/races/${encodeURIComponent(raceId)}/records`;
+  return {
+    kind: 'race',
+    base: (id) => `${base}/${encodeURIComponent(id)}`,
+    page: (id, others) => `/race/${encodeURIComponent(raceId)}/replay/${encodeURIComponent(id)}${others.length ? `?with=${others.map(encodeURIComponent).join(',')}` : ''}`,
+    async people() {
+      const race = await api('GET', `/api/races/${encodeURIComponent(raceId)}`);
+      return { code: race.code, back: `/race/${encodeURIComponent(raceId)}`, list: race.players.map((p) => ({ id: p.player_id, name: p.name, status: p.status, time_ms: p.time_ms })) };
+    },
+  };
+}
+
+export function dailySource(date) {
+  const base = `/api/daily/${encodeURIComponent(date)}/records`;
+  return {
+    kind: 'daily',
+    base: (id) => `${base}/${encodeURIComponent(id)}`,
+    page: (id, others) => `/daily/${encodeURIComponent(date)}/replay/${encodeURIComponent(id)}${others.length ? `?with=${others.map(encodeURIComponent).join(',')}` : ''}`,
+    async people() {
+      const [day, board] = await Promise.all([
+        api('GET', `/api/daily/${encodeURIComponent(date)}`),
+        api('GET', `/api/daily/${encodeURIComponent(date)}/leaderboard?limit=100`),
+      ]);
+      return { code: day.code, back: `/daily/${encodeURIComponent(date)}`, list: board.entries.map((e) => ({ id: String(e.entry_id), name: e.name, status: e.result, time_ms: e.time_ms, rank: e.rank })) };
+    },
+  };
+}
+
+export class ReplayPage {
+  constructor(main, source, ids, navigate) {
+    this.main = main;
+    this.source = source;
+    this.ids = ids.slice(0, MAX_GAMES);
+    this.navigate = navigate;
+    this.games = []; // {id, name, frames, view, el}
+    this.now = 0;
+    this.end = 0;
+    this.speed = 1;
+    this.playing = false;
+    this.frame = 0;
+    this.last = 0;
+    this.people = null;
+  }
+
+  async mount() {
+    clear(this.main, h('p', { class: 'loading' }, 'Loading the replay…'));
+    let people;
+    let replays;
+    try {
+      people = await this.source.people().catch(() => ({ code: null, back: '/', list: [] }));
+      replays = await Promise.all(this.ids.map((id) => api('GET', `${this.source.base(id)}/replay`)));
+    } catch (error) {
+      clear(this.main, h('div', { class: 'panel' },
+        h('h1', {}, 'No replay'),
+        h('p', {}, error.code === 'race_running' || error.code === 'not_yet' ? `Not yet: ${error.message}.` : `This replay cannot be shown: ${error.message}.`),
+        h('p', {}, h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
+      return;
+    }
+    if (this.destroyed) return;
+    this.people = people;
+    const named = new Map(people.list.map((p) => [p.id, p]));
+    this.games = replays.map((replay, i) => {
+      const id = this.ids[i];
+      const view = new BoardView({ move() {}, tap() {}, doubleTap() {}, undo() {}, hint() {}, illegal() {} });
+      const who = named.get(id);
+      const game = { id, name: who ? who.name : `Entry ${id}`, frames: replay.frames, code: replay.code, view };
+      game.stats = h('p', { class: 'replay-stats' });
+      game.line = h('p', { class: 'replay-line', 'aria-live': 'off' });
+      game.el = h('section', { class: 'replay-game', 'aria-label': `${game.name}'s game` },
+        h('h2', {}, game.name),
+        game.stats,
+        h('div', { class: 'board-area' }, view.el),
+        game.line,
+        h('p', { class: 'downloads small' },
+          h('a', { href: this.source.base(id), download: `${id}.json` }, 'Record (JSON)'), ' · ',
+          h('a', { href: `${this.source.base(id)}/text`, download: `${id}.txt` }, 'Moves (text)'), ' · ',
+          h('a', { href: ghostLink(this.source.base(id), game.name), class: 'race-ghost', 'data-link': '' }, 'Race this ghost')));
+      return game;
+    });
+    this.end = Math.max(0, ...this.games.map((g) => g.frames[g.frames.length - 1].t || 0));
+    this.render();
+    this.show();
+    this.loadReview();
+    // Space plays and pauses, the arrows step (not while a control has the keys).
+    this.onKey = (e) => {
+      if (e.target && ['INPUT', 'BUTTON', 'A', 'TEXTAREA'].includes(e.target.tagName)) return;
+      if (e.key === ' ') this.toggle();
+      else if (e.key === 'ArrowRight') this.step(1);
+      else if (e.key === 'ArrowLeft') this.step(-1);
+      else return;
+      e.preventDefault();
+    };
+    document.addEventListener('keydown', this.onKey);
+  }
+
+  render() {
+    const code = this.games[0].code;
+    this.playButton = h('button', { type: 'button', class: 'primary play', onclick: () => this.toggle() }, 'Play');
+    this.speedButtons = SPEEDS.map((s) => h('button', { type: 'button', class: 'speed', 'aria-pressed': String(s === this.speed), onclick: () => this.setSpeed(s) }, `${s}x`));
+    this.scrubber = h('input', { type: 'range', class: 'scrubber', min: 0, max: String(this.end), step: 100, value: '0', 'aria-label': 'Time in the game', oninput: (e) => this.seek(Number(e.target.value)) });
+    this.clockEl = h('span', { class: 'replay-clock', 'aria-live': 'off' });
+    this.reviewEl = h('div', { class: 'panel review', hidden: true });
+    const shown = new Set(this.ids);
+    const others = this.people.list.filter((p) => !shown.has(p.id));
+    const add = this.ids.length < MAX_GAMES && others.length
+      ? h('p', { class: 'replay-add small' }, 'Side by side: ', others.map((p, i) => [i ? ' · ' : '', h('a', { href: this.source.page(this.ids[0], [...this.ids.slice(1), p.id]), 'data-link': '' }, `+ ${p.name}`)]))
+      : null;
+    clear(this.main, h('div', { class: 'replay-page' },
+      h('div', { class: 'replay-head' },
+        h('h1', {}, 'Replay', code ? h('span', { class: 'small' }, ` ${code}`) : null),
+        h('a', { href: this.people.back, 'data-link': '' }, this.source.kind === 'daily' ? 'Leaderboard' : 'The race')),
+      h('div', { class: 'replay-controls', role: 'group', 'aria-label': 'Replay controls' },
+        h('button', { type: 'button', class: 'step back', 'aria-label': 'Step back', title: 'Step back', onclick: () => this.step(-1) }, '◀'),
+        this.playButton,
+        h('button', { type: 'button', class: 'step forward', 'aria-label': 'Step forward', title: 'Step forward', onclick: () => this.step(1) }, '▶'),
+        h('span', { class: 'speeds', role: 'group', 'aria-label': 'Speed' }, this.speedButtons),
+        this.clockEl),
+      this.scrubber,
+      add,
+      h('div', { class: `replay-games games-${this.games.length}` }, this.games.map((g) => g.el)),
+      this.reviewEl));
+  }
+
+  // Draw every game at `now`.
+  show() {
+    for (const game of this.games) {
+      const frame = frameAt(game.frames, this.now);
+      if (game.shown !== frame) {
+        game.shown = frame;
+        game.view.update(frame.board, { interactive: false });
+        const last = game.frames[game.frames.length - 1];
+        const done = frame === last && last.foundation_cards === 52;
+        clear(game.stats,
+          h('span', { class: 'stat' }, h('b', {}, 'Cards '), `${frame.foundation_cards}/52`),
+          h('span', { class: 'stat' }, h('b', {}, 'Score '), String(frame.score)),
+          h('span', { class: 'stat' }, h('b', {}, 'Moves '), String(frame.action)),
+          done ? h('span', { class: 'stat won' }, `won in ${clock(last.t || 0)}`) : null);
+        game.line.textContent = frame.line || 'The deal';
+      }
+    }
+    this.clockEl.textContent = `${clock(this.now)} / ${clock(this.end)}`;
+    if (Number(this.scrubber.value) !== Math.round(this.now)) this.scrubber.value = String(Math.round(this.now));
+    this.playButton.textContent = this.playing ? 'Pause' : 'Play';
+    this.playButton.setAttribute('aria-pressed', String(this.playing));
+  }
+
+  toggle() {
+    if (this.playing) this.pause();
+    else this.play();
+  }
+
+  play() {
+    if (this.now >= this.end) this.now = 0;
+    this.playing = true;
+    this.last = performance.now();
+    const tick = (at) => {
+      if (!this.playing || this.destroyed) return;
+      this.now = Math.min(this.end, this.now + (at - this.last) * this.speed);
+      this.last = at;
+      if (this.now >= this.end) this.playing = false;
+      this.show();
+      if (this.playing) this.frame = requestAnimationFrame(tick);
+    };
+    this.frame = requestAnimationFrame(tick);
+    this.show();
+  }
+
+  pause() {
+    this.playing = false;
+    cancelAnimationFrame(this.frame);
+    this.show();
+  }
+
+  setSpeed(speed) {
+    this.speed = speed;
+    this.speedButtons.forEach((b, i) => b.setAttribute('aria-pressed', String(SPEEDS[i] === speed)));
+  }
+
+  seek(ms) {
+    this.now = Math.max(0, Math.min(this.end, ms));
+    this.show();
+  }
+
+  // To the next (or previous) action of any game shown.
+  step(direction) {
+    this.pause();
+    const times = this.games.flatMap((g) => g.frames.map((f) => f.t || 0));
+    const next = direction > 0
+      ? Math.min(...times.filter((t) => t > this.now), this.end)
+      : Math.max(...times.filter((t) => t < this.now), 0);
+    this.seek(next);
+  }
+
+  // The solver's review of the first game: the move that lost it, or par and the longest detour.
+  async loadReview() {
+    const game = this.games[0];
+    clear(this.reviewEl, h('h2', {}, 'Review'), h('p', { class: 'loading' }, 'The solver is looking at the game…'));
+    this.reviewEl.hidden = false;
+    let review;
+    try {
+      review = await api('GET', `${this.source.base(game.id)}/review`);
+    } catch (error) {
+      clear(this.reviewEl, h('h2', {}, 'Review'), h('p', {}, `No review: ${error.message}.`));
+      return;
+    }
+    if (this.destroyed) return;
+    const jump = (action, label) => h('button', { type: 'button', class: 'link-button', onclick: () => { this.pause(); this.seek(game.frames[action].t || 0); } }, label);
+    const detour = review.detour
+      ? h('p', {}, `Longest detour: moves ${review.detour.from} to ${review.detour.to} (${review.detour.actions} moves${review.detour.ms !== null ? `, ${(review.detour.ms / 1000).toFixed(1)} s` : ''}) came back to where they began. `, jump(review.detour.from - 1, 'See it'))
+      : null;
+    const line = (review.continuation_lines || []);
+    const shortLine = line.slice(0, 12).join(' · ') + (line.length > 12 ? ` · … (${line.length} moves in all)` : '');
+    const body = {
+      won: () => [h('p', { class: 'finding' }, `${game.name} won in ${review.actions} moves${review.par ? `; the solver's line (par) takes ${review.par}` : ''}.`), detour],
+      losing_move: () => [
+        h('p', { class: 'finding' }, `Move ${review.losing_move.action} lost the game: `, h('strong', { class: 'losing-line' }, review.losing_move.line), '. Before it a win was still possible; after it, none (the solver searched ',
+          `${review.proved_lost.toLocaleString('en')} positions to prove it). `, jump(review.last_winnable, 'See the position before it')),
+        h('p', {}, h('b', {}, 'A winning line from there: '), h('span', { class: 'continuation' }, shortLine)),
+        detour],
+      winnable_at_end: () => [h('p', { class: 'finding' }, 'The game could still have been won when it ended.'), h('p', {}, h('b', {}, 'A winning line from the end: '), h('span', { class: 'continuation' }, shortLine)), detour],
+      never_winnable: () => [h('p', { class: 'finding' }, 'This deal has no win with these cells: no move lost it.'), detour],
+      unknown: () => [h('p', { class: 'finding' }, 'Unknown: the solver ran out of time before it could tell where the game was lost.'), detour],
+    }[review.finding];
+    clear(this.reviewEl, h('h2', {}, `Review of ${game.name}'s game`), body ? body() : h('p', {}, review.finding));
+  }
+
+  destroy() {
+    this.destroyed = true;
+    this.playing = false;
+    if (this.onKey) document.removeEventListener('keydown', this.onKey);
+    cancelAnimationFrame(this.frame);
+    for (const game of this.games) game.view.destroy();
+  }
+}
