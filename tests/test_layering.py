@@ -56,6 +56,12 @@ KNOWN_BREACHES: dict[tuple[str, str], str] = {
     ("broker/daily.py", "broker/sqlite_daily.py"): "open_daily_store picks the store by broker",
     ("broker/sqlite.py", "broker/sqlite_daily.py"): "the file's schema includes the daily tables",
     ("web/http.py", "web/daily_http.py"): "http.routes adds the daily routes",
+    ("broker/accounts.py", "broker/sqlite_accounts.py"): "open_key_value picks the store by broker",
+    (
+        "broker/sqlite.py",
+        "broker/sqlite_accounts.py",
+    ): "the file's schema includes the accounts' tables",
+    ("web/accounts.py", "web/passkeys.py"): "accounts.routes adds the passkey routes",
 }
 
 

@@ -19,11 +19,12 @@ from ..broker import Broker, open_broker
 from ..engine import GameCode
 from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.race import RaceMeta
-from . import http
+from . import accounts, http
+from .accounts import Accounts
 from .daily import Daily
 from .frames import RawSend
 from .headers import SecurityHeaders
-from .hub import Hubs, now_ms
+from .hub import Hubs, RaceHub, now_ms
 from .limits import AddressLimits
 from .quick import QuickRaces, quick_race
 from .settings import Settings
@@ -47,7 +48,9 @@ class Server:
         # The daily challenge: its store and live leaderboards; it records ranked
         # attempts when their races are over (boulanger.web.daily).
         self.daily = Daily(self.broker, settings)
-        self.hubs = Hubs(self.broker, settings.idle_race_s, on_over=self.daily.on_over)
+        # Accounts, sessions, histories and ratings (boulanger.web.accounts).
+        self.accounts = Accounts(self)
+        self.hubs = Hubs(self.broker, settings.idle_race_s, on_over=self._race_over)
         # Per client address; in Redis when the broker is (boulanger.web.limits).
         self.addresses = AddressLimits(
             self.broker,
@@ -77,6 +80,10 @@ class Server:
         await self.addresses.close()
         await self.broker.close()
         self.solver.close()
+
+    async def _race_over(self, hub: RaceHub) -> None:
+        await self.daily.on_over(hub)
+        await self.accounts.on_over(hub)
 
     async def _sweep_loop(self) -> None:
         sweeps = 0
@@ -175,6 +182,7 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         Route("/api/races/{race_id}", http.race_snapshot),
         Route("/api/races/{race_id}/records/{player_id}", http.race_record),
         *http.daily_routes(),
+        *accounts.routes(),
         WebSocketRoute("/ws/races/{race_id}", race_socket),
         Route("/", page),
         Route("/race/{race_id}", page),
@@ -182,6 +190,8 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         Route("/daily/{date}", page),
         Route("/practice", page),
         Route("/rules", page),
+        Route("/account", page),
+        Route("/@/{name}", page),
         Mount("/static", client, name="static"),
         Route("/{path:path}", unknown),
     ]
