@@ -5,6 +5,7 @@ import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds } f
 import { RaceView } from './race.js';
 import { DailyPage } from './daily.js';
 import { soundOn, setSound } from './feel.js';
+import { accountPage, profilePage, showAccountLink } from './account.js';
 
 const main = document.getElementById('main');
 const COME_BACK_MS = 2 * 3600 * 1000;
@@ -17,6 +18,8 @@ const ROUTES = [
   [/^\/daily\/([^/]+)\/?$/, (date) => daily(date)],
   [/^\/practice\/?$/, () => practice()],
   [/^\/rules\/?$/, () => rules()],
+  [/^\/account\/?$/, () => account()],
+  [/^\/@\/([^/]{1,80})\/?$/, (name) => profile(name)],
 ];
 
 export function navigate(path, replace = false) {
@@ -253,6 +256,24 @@ function daily(date) {
   view.mount();
 }
 
+// -- accounts and profiles ------------------------------------------------------------
+
+function account() {
+  page('Account');
+  accountPage(main, navigate);
+}
+
+function profile(name) {
+  let shown = name;
+  try {
+    shown = decodeURIComponent(name);
+  } catch {
+    shown = name;
+  }
+  page(shown);
+  profilePage(main, shown);
+}
+
 // -- race -------------------------------------------------------------------------
 
 function racePage(raceId) {
@@ -296,5 +317,6 @@ soundButton.addEventListener('click', () => {
   showSound();
 });
 showSound();
+showAccountLink();
 
 route();

@@ -307,6 +307,10 @@ async def test_signed_in_players_race_guests_and_are_rated(
         welcome = await guest.join("Guest")
         names = [p["name"] for p in welcome["race"]["players"]]
         assert names == [ann, bo, "Guest"]
+        # The lobby shows the signed-in players' ratings (the guest has none).
+        async with _client(site) as http:
+            lobby = (await http.get(f"/api/races/{created['race_id']}/ratings")).json()
+        assert [(p["name"], p["races"]) for p in lobby["players"]] == [(ann, 0), (bo, 0)]
         await r_ann.start()
         for action in winning_actions:
             answer = await r_ann.move(action["src"], action["dst"], action.get("count", 1))
@@ -329,6 +333,8 @@ async def test_signed_in_players_race_guests_and_are_rated(
     assert profile["races"][0]["place"] == 1
     async with _client(site) as http:
         loser = (await http.get(f"/api/players/{bo}")).json()
+        page = await http.get(f"/@/{ann}")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
         top = (await http.get("/api/ratings?cells=4")).json()["top"]
         assert (await http.get("/api/ratings?cells=3")).status_code == 400
     assert loser["ratings"]["4"]["races"] == 1

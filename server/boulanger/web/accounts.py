@@ -465,6 +465,32 @@ async def ratings(request: Request) -> Response:
     return JSONResponse({"cells": cells, "top": top})
 
 
+async def race_ratings(request: Request) -> Response:
+    """``GET /api/races/{race_id}/ratings``: the signed-in players of a race and their ratings."""
+    accounts = _accounts(request)
+    hub = await accounts.server.hubs.get(request.path_params["race_id"])
+    if hub is None:
+        raise Refused(404, "unknown_race", "no such race")
+    race = hub.race
+    cells = race.code.cells
+    players = []
+    for player_id in list(race.players):
+        account_id = await accounts.store.player_account(race.race_id, player_id)
+        account = None if account_id is None else await accounts.store.account(account_id)
+        if account is None:
+            continue
+        rating = a.Rating.from_dict(await accounts.store.rating(account["id"], cells))
+        players.append(
+            {
+                "player_id": player_id,
+                "name": account["name"],
+                **rating.to_wire(),
+                "url": f"/@/{account['name']}",
+            }
+        )
+    return JSONResponse({"cells": cells, "players": players})
+
+
 def routes() -> list[BaseRoute]:
     """The accounts' routes, for :func:`boulanger.web.app.create_app`."""
     from .passkeys import routes as passkey_routes
@@ -478,6 +504,7 @@ def routes() -> list[BaseRoute]:
         Route("/api/me/password", _guarded(change_password), methods=["POST"]),
         Route("/api/players/{name}", _guarded(player, changes=False)),
         Route("/api/ratings", _guarded(ratings, changes=False)),
+        Route("/api/races/{race_id}/ratings", _guarded(race_ratings, changes=False)),
         *[Route(path, _guarded(fn), methods=["POST"]) for path, fn in passkey_routes()],
     ]
 

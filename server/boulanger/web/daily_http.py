@@ -257,6 +257,9 @@ async def my_standing(request: Request) -> Response:
             "streak": streak,
             "attempt": None if race_id is None else {"race_id": race_id, "url": f"/race/{race_id}"},
             "share": share,
+            # Whether a guest's first attempt of today would be ranked (else: sign in).
+            "guests_ranked": server.settings.daily_guests_ranked,
+            "signed_in": account is not None,
         }
     )
 
