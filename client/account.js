@@ -66,7 +66,7 @@ function signUpPanel(navigate) {
     h('p', { class: 'small' }, 'An account keeps your daily streak, history and rating on every device, and ranks your daily game. Races with friends need none.'),
     field('up-name', 'Name', { maxlength: 20, minlength: 3, autocomplete: 'username', required: true }),
     passkeysHere() ? h('p', {}, h('button', { type: 'button', class: 'primary', id: 'up-passkey' }, 'Make it with a passkey')) : null,
-    field('up-password', 'or a password', { type: 'password', minlength: 8, maxlength: 128, autocomplete: 'new-password' }),
+    field('up-password', 'Password', { type: 'password', minlength: 8, maxlength: 128, autocomplete: 'new-password' }),
     h('p', {}, h('button', { type: 'submit', id: 'up-submit' }, 'Make it with this password')));
   const name = () => form.querySelector('#up-name').value.trim();
   form.addEventListener('submit', async (e) => {
@@ -195,7 +195,7 @@ export async function profilePage(root, name) {
       h('dt', {}, 'Dailies'), h('dd', {}, `${s.dailies.played} played · ${s.dailies.won} solved`),
       h('dt', {}, 'Daily streak'), h('dd', { class: 'streak' }, `${p.streak} day${p.streak === 1 ? '' : 's'}`),
       h('dt', {}, 'Rating'), h('dd', { class: 'ratings' }, ratings.length
-        ? ratings.map(([cells, r]) => `${r.rating} (${cells} cells, ${r.races} races)`).join(' · ')
+        ? ratings.map(([cells, r]) => `${r.rating} (${cells} cells, ${r.races} race${r.races === 1 ? '' : 's'})`).join(' · ')
         : 'none yet: race at least one other signed-in player')),
     h('h2', {}, 'Best and median times'),
     h('table', { class: 'times' },

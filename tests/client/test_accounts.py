@@ -145,7 +145,7 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     dee.page.goto(f"{base}/@/{ann_name}")
     expect(dee.page.locator("main h1")).to_have_text(ann_name)
     expect(dee.page.locator(".streak")).to_have_text("1 day")
-    expect(dee.page.locator(".ratings")).to_contain_text(re.compile(r"\d+ \(4 cells, 1 races\)"))
+    expect(dee.page.locator(".ratings")).to_contain_text(re.compile(r"\d+ \(4 cells, 1 race\)"))
     expect(dee.page.locator(".calendar")).to_contain_text(today[5:])
     expect(dee.page.locator(".history li")).to_have_count(2)
     shoot(dee, "profile-phone")
