@@ -75,6 +75,7 @@ CHECKPOINT_INTERVAL_S = 0.2  # between checkpoints while transactions commit
 # transaction writes every page it touched, about one per race it appended
 # to: at 1,000 players that is several MiB a second, so a shorter WAL would
 # make the writer pause to start it over every second or so.
+TRUNCATE_TRIES = 100  # a full checkpoint waits out the checkpoint thread this often
 WAL_RESTART_FRAMES = 16384
 WAL_LIMIT_BYTES = WAL_RESTART_FRAMES * 4096
 BUSY_TIMEOUT_MS = 5000  # as sqlite_file.connect sets it
@@ -626,7 +627,14 @@ class SqliteBroker(Broker):
         def truncate() -> None:
             conn = connect(self.path, self.synchronous)
             try:
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                # Busy while the checkpoint thread's own checkpoint runs: SQLite
+                # answers that at once, without its busy handler, so try again.
+                for _ in range(TRUNCATE_TRIES):
+                    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                    if not busy:
+                        return
+                    time.sleep(CHECKPOINT_INTERVAL_S / 10)
+                log.warning("sqlite %s: the WAL stayed busy; not emptied", self.path)
             finally:
                 conn.close()
 
