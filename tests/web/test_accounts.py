@@ -452,3 +452,40 @@ async def _eventually(check: Any, timeout: float = 10.0) -> Any:
             if found:
                 return found
             await asyncio.sleep(0.05)
+
+
+async def test_a_guest_key_is_claimed_once_with_its_daily() -> None:
+    # A server that ranks guests too: the guest's ranked attempt becomes the account's.
+    proc = ServerProcess("memory://", env={**ENV, "BOULANGER_DAILY_GUESTS_RANKED": "1"})
+    proc.start()
+    try:
+        today = d.today(int(time.time() * 1000)).isoformat()
+        key = secrets.token_urlsafe(24)
+        async with _client(proc) as http:
+            attempt = await http.post(f"/api/daily/{today}/attempts", json={"player_key": key})
+            attempt_race = attempt.json()["race_id"]
+            assert attempt.json()["ranked"] is True
+            racer = await Racer(proc.ws_base, attempt_race).connect()
+            await racer.join("Guest", host_key=attempt.json()["host_key"])
+            await racer.start()
+            await racer.act("resign")
+            await racer.wait_event("race_over")
+            await racer.close()
+            name = _name()
+            answer = await http.post(
+                "/api/accounts", json={"name": name, "password": "correct horse", "player_key": key}
+            )
+            assert answer.status_code == 201
+            me = (await http.get(f"/api/daily/{today}/me")).json()
+            assert me["signed_in"] and me["attempt"]["race_id"] == attempt_race
+            again = (await http.post(f"/api/daily/{today}/attempts", json={})).json()
+            assert again["ranked"] is False and again["unranked"] == "played_today"
+        async with _client(proc) as http:  # a second account cannot claim the key again
+            await http.post(
+                "/api/accounts",
+                json={"name": _name(), "password": "correct horse", "player_key": key},
+            )
+            me = (await http.get(f"/api/daily/{today}/me")).json()
+            assert me["signed_in"] and me["attempt"] is None
+    finally:
+        proc.stop()
