@@ -5,7 +5,6 @@ import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds } f
 import { RaceView } from './race.js';
 import { DailyPage } from './daily.js';
 import { soundOn, setSound } from './feel.js';
-import { accountPage, profilePage, showAccountLink } from './account.js';
 
 const main = document.getElementById('main');
 const COME_BACK_MS = 2 * 3600 * 1000;
@@ -258,9 +257,11 @@ function daily(date) {
 
 // -- accounts and profiles ------------------------------------------------------------
 
-function account() {
-  page('Account');
-  accountPage(main, navigate);
+// account.js is loaded when one of its pages is opened: most visits need none.
+async function account() {
+  page('Account', h('p', { class: 'loading' }, 'Loading…'));
+  const { accountPage } = await import('./account.js');
+  if (location.pathname.startsWith('/account')) accountPage(main, navigate);
 }
 
 function profile(name) {
@@ -270,8 +271,21 @@ function profile(name) {
   } catch {
     shown = name;
   }
-  page(shown);
-  profilePage(main, shown);
+  page(shown, h('p', { class: 'loading' }, 'Loading the profile…'));
+  import('./account.js').then(({ profilePage }) => {
+    if (location.pathname.startsWith('/@/')) profilePage(main, shown);
+  });
+}
+
+// The header's account link: the signed-in name, or "Sign in".
+async function showAccountLink() {
+  const link = document.getElementById('account-link');
+  const answer = await api('GET', '/api/me').catch(() => null);
+  const me = answer && answer.account;
+  if (link && me) {
+    link.textContent = me.name;
+    link.href = me.url;
+  }
 }
 
 // -- race -------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 // first attempt (then practice), and the day's leaderboard, live.
 
 import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey } from './dom.js';
-import { whoAmI } from './account.js';
 import { setConnectionIndicator } from './race.js';
 
 const FIRST_DAY = '2026-01-01';
@@ -47,7 +46,6 @@ export class DailyPage {
     }
     if (this.destroyed) return;
     this.today = !this.date || this.date === this.day.date;
-    this.account = await whoAmI();
     try {
       this.me = await api('GET', `/api/daily/${this.day.date}/me`, undefined, { 'X-Player-Key': playerKey() });
     } catch {
@@ -78,7 +76,7 @@ export class DailyPage {
     const day = this.day;
     const me = this.me;
     // A guest's game is unranked unless this server ranks guests.
-    this.canRank = !!this.account || !me || !!me.guests_ranked;
+    this.canRank = !me || !!me.signed_in || !!me.guests_ranked;
     const ranked = this.today && this.canRank && !(me && (me.entry || me.attempt));
     const name = h('input', { id: 'daily-name', maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: 'shown on the leaderboard' });
     const play = h('button', { type: 'submit', class: 'primary' }, ranked ? "Play today's deal" : this.today && !this.canRank ? "Play today's deal (unranked)" : 'Play it again (practice)');
