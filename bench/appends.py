@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from boulanger.broker.base import Broker, Condition  # noqa: E402
 from boulanger.broker.redis import RedisBroker  # noqa: E402
-from compare import Timing, interleaved, old_redis_broker, print_medians  # noqa: E402
+from compare import Timing, appended, interleaved, old_redis_broker, print_medians  # noqa: E402
 from support.servers import RedisProcess  # noqa: E402
 
 
@@ -58,7 +58,7 @@ async def one_run(
     broker = make()
     await broker.start()
     race_ids = [f"bench-{tag}-{n}" for n in range(races)]
-    events = [make_event(n, size) for n in range(997)]
+    events = [appended(broker, make_event(n, size)) for n in range(997)]
     condition = Condition()
     try:
         for race_id in race_ids:  # connected, script loaded

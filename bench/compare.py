@@ -24,6 +24,18 @@ BROKER = "server/boulanger/broker/redis.py"
 Timing = tuple[float, float]  # CPU seconds, wall seconds
 
 
+def appended(broker: Broker, event: dict[str, object]) -> object:
+    """``event`` in the form ``broker.append`` takes: its JSON text (brokers that take
+    opaque text), or the dict itself (older brokers, which encoded it themselves)."""
+    import inspect
+    import json
+
+    annotation = inspect.signature(type(broker).append).parameters["event"].annotation
+    if annotation in ("str", str):
+        return json.dumps(event, separators=(",", ":"))
+    return event
+
+
 def old_redis_broker(
     rev: str | None, introduced_by: list[str], marker: str, what: str
 ) -> tuple[str, Callable[[str], Broker]]:

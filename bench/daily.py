@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from websockets.asyncio.client import connect
 
 from boulanger.broker import Broker, open_broker
-from boulanger.broker.daily import DailyStore, open_daily_store
+from boulanger.broker.daily import DailyStore
 from boulanger.race.daily import DailyEntry, game_code, today
 from boulanger.solver import solve
 from support.servers import RedisProcess, ServerProcess
@@ -130,7 +130,7 @@ async def watch_under_load(redis_url: str, day: date, seconds: float) -> None:
     broker = open_broker(redis_url)
     await broker.start()
     try:
-        store = open_daily_store(broker, 90)
+        store = broker.daily_store(90)
         received: list[float] = []
         async with connect(f"{server.ws_base}/ws/daily/{day}") as ws:
             first = json.loads(await ws.recv())
@@ -185,11 +185,11 @@ async def main() -> None:
             f"redis-server on {redis.url} (AOF on, appendfsync {args.appendfsync},"
             f" data in {redis.dir}); game records of {len(RECORD['actions'])} actions"
         )
-        await measure("redis", open_daily_store(broker, 90), day, args)
+        await measure("redis", broker.daily_store(90), day, args)
         await broker.close()
 
         memory = open_broker("memory://")
-        await measure("memory", open_daily_store(memory, 90), day, args)
+        await measure("memory", memory.daily_store(90), day, args)
 
         await watch_under_load(redis.url, day, args.load_seconds)
     finally:

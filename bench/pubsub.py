@@ -152,10 +152,10 @@ class StreamsSubscriber(Broker):
     async def race_meta(self, race_id: str) -> dict[str, Any] | None:
         raise NotImplementedError
 
-    async def append(self, race_id: str, event: dict[str, Any], condition: Any) -> int:
+    async def append(self, race_id: str, event: str, condition: Any) -> int:
         raise NotImplementedError
 
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
+    async def read(self, race_id: str, after: int) -> list[str]:
         raise NotImplementedError
 
 

@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from appends import make_event  # noqa: E402
 from boulanger.broker.base import Condition  # noqa: E402
 from boulanger.broker.cluster import RedisClusterBroker  # noqa: E402
+from compare import appended  # noqa: E402
 from support.servers import RedisCluster  # noqa: E402
 
 
@@ -44,7 +45,7 @@ async def one_run(
     await broker.start()
     await asyncio.wait_for(broker.mapped.wait(), 10)
     race_ids = [f"wait-{tag}-{n}" for n in range(races)]
-    events = [make_event(n, 300) for n in range(997)]
+    events = [appended(broker, make_event(n, 300)) for n in range(997)]
     condition = Condition()
     try:
         for race_id in race_ids:  # connected, scripts loaded

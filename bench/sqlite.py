@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import dataclasses
 import random
 import statistics
 import sys
@@ -39,11 +39,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
 
+from boulanger import codec  # noqa: E402
 from boulanger.broker import Condition  # noqa: E402
 from boulanger.broker.sqlite import SqliteBroker  # noqa: E402
 from boulanger.engine import Move  # noqa: E402
 from boulanger.race import protocol as p  # noqa: E402
-from boulanger.race.race import Race, RaceMeta  # noqa: E402
+from boulanger.race.events import Event  # noqa: E402
+from boulanger.race.race import Duplicate, Race, RaceMeta  # noqa: E402
 
 RACE_SIZE = 8
 DETOUR = 0.04
@@ -137,19 +139,20 @@ async def write_race(
     race = Race(meta)
     clock = meta.created_at
 
-    async def add(event: dict[str, Any]) -> None:
-        seq = await broker.append(race_id, event, race.condition(event))
+    async def add(event: Event) -> None:
+        text = codec.encode_event(event)
+        seq = await broker.append(race_id, text, race.condition(event))
         assert seq == race.seq + 1, (race_id, seq, race.seq)
-        sizes.append(len(json.dumps(event, separators=(",", ":"))))
-        race.apply({"seq": seq, **event})
+        sizes.append(len(text))
+        race.apply(seq, event)
 
     players = []
     for i in range(RACE_SIZE):
         join = p.Join(name=f"player {i}", host_key=None)
-        event = race.decide_join(join, clock, f"p{rng.getrandbits(36):09x}", f"token{n}-{i}")
-        event["host"] = i == 0
-        await add(event)
-        players.append(event["player_id"])
+        joined = race.decide_join(join, clock, f"p{rng.getrandbits(36):09x}", f"token{n}-{i}")
+        joined = dataclasses.replace(joined, host=i == 0)
+        await add(joined)
+        players.append(joined.player_id)
     await add(race.decide_start(players[0], clock))
     clock = race.start_at or clock
     moves = [Move.from_dict(m) for m in solution]
@@ -178,7 +181,7 @@ async def write_race(
                     action_id=f"a{actions}", src=move.src, dst=move.dst, count=move.count
                 )
             event = race.decide_action(pl, message, clock)  # type: ignore[arg-type]
-            assert isinstance(event, dict)
+            assert not isinstance(event, Duplicate)
             await add(event)
     over = race.decide_over(clock)
     assert over is not None

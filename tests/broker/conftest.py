@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -66,3 +67,13 @@ async def subscribed(broker: Broker, channel: str, listener: Any) -> None:
                 if "probe" in listener.messages:
                     listener.messages.clear()
                     return
+
+
+def text(event: dict[str, Any]) -> str:
+    """An event's JSON as the race hub hands it to a broker (the broker does not read it)."""
+    return json.dumps(event, separators=(",", ":"))
+
+
+def parsed(texts: list[str]) -> list[dict[str, Any]]:
+    """Logged events, as a broker reads them, parsed."""
+    return [json.loads(t) for t in texts]

@@ -7,10 +7,17 @@ import json
 
 import pytest
 
-from boulanger.broker import Broker, BrokerUnavailable, Condition, open_broker, race_channel
+from boulanger.broker import (
+    AppendRefused,
+    Broker,
+    BrokerUnavailable,
+    Condition,
+    open_broker,
+    race_channel,
+)
 from support.servers import RedisProcess
 
-from .conftest import eventually, subscribed
+from .conftest import eventually, parsed, subscribed, text
 
 
 class Collector:
@@ -31,26 +38,33 @@ async def test_append_is_conditional_and_ordered(broker: Broker) -> None:
     assert await broker.race_meta(race_id) == {"code": "BK1-C4-AAAAAAB"}
     assert await broker.race_meta("missing") is None
     whole = Condition  # a race-wide event: the log as its decider saw it
-    assert await broker.append(race_id, {"kind": "a"}, whole(log_length=0)) == 1
-    assert await broker.append(race_id, {"kind": "b"}, whole(log_length=0)) == 0  # moved on
-    assert await broker.append(race_id, {"kind": "c"}, whole(log_length=5)) == 0
-    assert await broker.append(race_id, {"kind": "d"}, whole(log_length=1)) == 2
+    assert await broker.append(race_id, text({"kind": "a"}), whole(log_length=0)) == 1
+    with pytest.raises(AppendRefused):  # moved on
+        await broker.append(race_id, text({"kind": "b"}), whole(log_length=0))
+    with pytest.raises(AppendRefused):
+        await broker.append(race_id, text({"kind": "c"}), whole(log_length=5))
+    assert await broker.append(race_id, text({"kind": "d"}), whole(log_length=1)) == 2
     # A player's events need only that player's own history unchanged.
     ann = Condition(player_id="ann", player_events=0)
-    assert await broker.append(race_id, {"kind": "ann-1"}, ann) == 3
-    assert await broker.append(race_id, {"kind": "ann-1 again"}, ann) == 0
+    assert await broker.append(race_id, text({"kind": "ann-1"}), ann) == 3
+    with pytest.raises(AppendRefused):
+        await broker.append(race_id, text({"kind": "ann-1 again"}), ann)
     bo = Condition(player_id="bo", player_events=0)
-    assert await broker.append(race_id, {"kind": "bo-1"}, bo) == 4  # Ann's does not matter
+    assert await broker.append(race_id, text({"kind": "bo-1"}), bo) == 4  # Ann's does not matter
     ann2 = Condition(player_id="ann", player_events=1)
-    assert await broker.append(race_id, {"kind": "ann-2"}, ann2) == 5
+    assert await broker.append(race_id, text({"kind": "ann-2"}), ann2) == 5
     # Once an event ends the race, no player event joins the log.
-    assert await broker.append(race_id, {"kind": "over"}, whole(log_length=5, ends_race=True)) == 6
+    assert (
+        await broker.append(race_id, text({"kind": "over"}), whole(log_length=5, ends_race=True))
+        == 6
+    )
     bo2 = Condition(player_id="bo", player_events=1)
-    assert await broker.append(race_id, {"kind": "late"}, bo2) == 0
-    events = await broker.read(race_id, 0)
+    with pytest.raises(AppendRefused):
+        await broker.append(race_id, text({"kind": "late"}), bo2)
+    events = parsed(await broker.read(race_id, 0))
     assert [e["kind"] for e in events] == ["a", "d", "ann-1", "bo-1", "ann-2", "over"]
     assert [e["seq"] for e in events] == [1, 2, 3, 4, 5, 6]
-    assert [e["seq"] for e in await broker.read(race_id, 4)] == [5, 6]
+    assert [e["seq"] for e in parsed(await broker.read(race_id, 4))] == [5, 6]
 
 
 async def test_appends_are_published_in_order(broker: Broker) -> None:
@@ -58,7 +72,7 @@ async def test_appends_are_published_in_order(broker: Broker) -> None:
     listener = Collector()
     await subscribed(broker, race_channel(race_id), listener)
     for seq in range(1, 51):
-        assert await broker.append(race_id, {"n": seq}, Condition(log_length=seq - 1)) == seq
+        assert await broker.append(race_id, text({"n": seq}), Condition(log_length=seq - 1)) == seq
     await eventually(lambda: len(listener.messages) == 50)
     assert [json.loads(m)["seq"] for m in listener.messages] == list(range(1, 51))
     await broker.unsubscribe(race_channel(race_id), listener)
@@ -77,17 +91,17 @@ async def test_redis_broker_resubscribes_after_a_restart() -> None:
         await broker.subscribe("bk:test", listener)
         await asyncio.wait_for(broker.connected.wait(), 5)  # type: ignore[attr-defined]
         await broker.create_race("r", {"x": 1})
-        assert await broker.append("r", {"n": 1}, Condition(log_length=0)) == 1
+        assert await broker.append("r", text({"n": 1}), Condition(log_length=0)) == 1
         redis.restart()
         # While it is down (or just back), calls fail with a clear error or succeed.
         await eventually(lambda: listener.resyncs >= 2, timeout=15)
         await broker.publish("bk:test", "hello")
         await eventually(lambda: "hello" in listener.messages)
         assert await broker.race_meta("r") == {"x": 1}  # the AOF kept it
-        assert [e["seq"] for e in await broker.read("r", 0)] == [1]
+        assert [e["seq"] for e in parsed(await broker.read("r", 0))] == [1]
         redis.stop()
         with pytest.raises(BrokerUnavailable):
-            await broker.append("r", {"n": 2}, Condition(log_length=1))
+            await broker.append("r", text({"n": 2}), Condition(log_length=1))
         assert not await broker.ping()
     finally:
         await broker.close()

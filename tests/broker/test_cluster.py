@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 
 import pytest
 
-from boulanger.broker import BrokerUnavailable, Condition, race_channel
+from boulanger.broker import AppendRefused, BrokerUnavailable, Condition, race_channel
 from boulanger.broker.cluster import RedisClusterBroker
 from boulanger.broker.node import NotReplicated
 from boulanger.broker.slots import key_slot
 from support.servers import RedisCluster
 
-from .conftest import eventually, started, subscribed
+from .conftest import eventually, parsed, started, subscribed, text
 from .test_brokers import Collector
 
 
@@ -42,10 +43,10 @@ def races_by_shard(cluster: RedisCluster, prefix: str) -> dict[int, str]:
     raise AssertionError("no race id on every shard")
 
 
-def player_event(n: int) -> tuple[dict[str, object], Condition]:
+def player_event(n: int) -> tuple[str, Condition]:
     """Ann's n-th event, appended only if she has n events (so never twice)."""
     event = {"kind": "action", "player_id": "ann", "n": n}
-    return event, Condition(player_id="ann", player_events=n)
+    return text(event), Condition(player_id="ann", player_events=n)
 
 
 async def test_races_live_on_the_primary_of_their_slot(
@@ -59,13 +60,15 @@ async def test_races_live_on_the_primary_of_their_slot(
 
     async def one(race: str, n: int) -> tuple[str, int, int]:
         await asyncio.sleep(0.001 * (n % 3))
-        return race, n, await broker.append(race, {"kind": "x", "n": n}, Condition())
+        return race, n, await broker.append(race, text({"kind": "x", "n": n}), Condition())
 
     results = await asyncio.gather(*(one(race, n) for n in range(60) for race in listeners))
     for port, race in races.items():
         mine = sorted((seq, n) for r, n, seq in results if r == race)
         assert [seq for seq, _ in mine] == list(range(1, 61))
-        assert await broker.read(race, 0) == [{"seq": s, "kind": "x", "n": n} for s, n in mine]
+        assert parsed(await broker.read(race, 0)) == [
+            {"seq": s, "kind": "x", "n": n} for s, n in mine
+        ]
         assert await broker.race_meta(race) == {"code": race}
         listener = listeners[race]
         await eventually(lambda listener=listener: len(listener.messages) == 60)
@@ -92,7 +95,7 @@ async def test_many_appends_in_flight_with_the_replica_wait(redis_cluster: Redis
             out = []
             for j in range(25):
                 race = races[(w * 7 + j) % len(races)]
-                out.append((race, await broker.append(race, {"w": w, "j": j}, Condition())))
+                out.append((race, await broker.append(race, text({"w": w, "j": j}), Condition())))
             return out
 
         async with asyncio.timeout(30):
@@ -100,7 +103,7 @@ async def test_many_appends_in_flight_with_the_replica_wait(redis_cluster: Redis
         for race in races:
             seqs = sorted(seq for r, seq in results if r == race)
             assert seqs == list(range(1, len(seqs) + 1))
-            assert len(await broker.read(race, 0)) == len(seqs)
+            assert len(parsed(await broker.read(race, 0))) == len(seqs)
         assert len(results) == 60 * 25
 
 
@@ -142,7 +145,7 @@ async def test_a_slot_moving_to_another_shard_is_followed(own_cluster: RedisClus
         # The channel is subscribed on the target now: what is appended reaches us.
         assert await broker.append(race, *player_event(4)) == 5
         await eventually(lambda: any(json.loads(m)["seq"] == 5 for m in listener.messages))
-        assert [e["n"] for e in await broker.read(race, 0)] == [0, 1, 2, 3, 4]
+        assert [e["n"] for e in parsed(await broker.read(race, 0))] == [0, 1, 2, 3, 4]
 
 
 async def test_the_replica_wait_acknowledges_only_replicated_appends(
@@ -160,22 +163,22 @@ async def test_the_replica_wait_acknowledges_only_replicated_appends(
             with pytest.raises(NotReplicated):
                 await waiting.append(race, *player_event(1))
             # Refused, yet in the primary's log: WAIT comes after the script.
-            logged = await waiting.read(race, 0)
+            logged = parsed(await waiting.read(race, 0))
             assert [e["n"] for e in logged] == [0, 1]
             with pytest.raises(NotReplicated):
-                await waiting.confirm(race, logged[1])
+                await waiting.confirm(race, text(logged[1]))
             # Without the wait, the primary's log is enough.
             assert await plain.append(race, *player_event(2)) == 3
-            assert await plain.confirm(race, logged[1])
+            assert await plain.confirm(race, text(logged[1]))
         # Back: the same event is confirmed now, and an event the log does not hold is not.
         async with asyncio.timeout(10):
             while True:
                 try:
-                    assert await waiting.confirm(race, logged[1])
+                    assert await waiting.confirm(race, text(logged[1]))
                     break
                 except NotReplicated:
                     await asyncio.sleep(0.1)
-        assert not await waiting.confirm(race, {**logged[1], "n": 99})
+        assert not await waiting.confirm(race, text({**logged[1], "n": 99}))
         assert await waiting.append(race, *player_event(3)) == 4
 
 
@@ -196,16 +199,15 @@ async def append_until_acked(broker: RedisClusterBroker, race: str, n: int) -> i
             try:
                 if found is None:
                     if count is None:
-                        count = len(await broker.read(race, 0))
+                        count = len(parsed(await broker.read(race, 0)))
                     ann = Condition(player_id="ann", player_events=count)
-                    seq = await broker.append(race, event, ann)
-                    if seq:
-                        return seq
-                    logged = await broker.read(race, 0)
+                    with contextlib.suppress(AppendRefused):
+                        return await broker.append(race, text(event), ann)
+                    logged = parsed(await broker.read(race, 0))
                     count = len(logged)
                     found = next((e for e in logged if e["n"] == n), None)
                 if found is not None:
-                    if await broker.confirm(race, found):
+                    if await broker.confirm(race, text(found)):
                         return int(found["seq"])  # type: ignore[call-overload]
                     found = count = None  # the log lost it: append it again
             except BrokerUnavailable:
@@ -245,7 +247,7 @@ async def test_a_primary_killed_its_replica_takes_over(
         primary.start()  # back as the new primary's replica (with the wait on, appends need one)
         await asyncio.to_thread(own_cluster.wait_replicated, replica)
         await asyncio.wait_for(writing, 60)
-        logged = await broker.read(race, 0)
+        logged = parsed(await broker.read(race, 0))
         by_seq = {event["seq"]: event["n"] for event in logged}
         lost = [n for n, seq in acked.items() if by_seq.get(seq) != n]
         print(f"replica wait {replica_wait}: {len(lost)} of {len(acked)} acknowledged appends lost")
@@ -314,6 +316,6 @@ async def reader_log(broker: RedisClusterBroker, race: str) -> list[dict[str, ob
     async with asyncio.timeout(30):
         while True:
             try:
-                return await broker.read(race, 0)
+                return parsed(await broker.read(race, 0))
             except BrokerUnavailable:
                 await asyncio.sleep(0.1)

@@ -16,7 +16,6 @@ from boulanger.broker.daily import (
     DailyStore,
     RedisDailyStore,
     daily_channel,
-    open_daily_store,
     parse_published,
     unpack_record,
 )
@@ -42,7 +41,7 @@ class Collector:
 
 @pytest.fixture
 def store(broker: Broker) -> DailyStore:
-    return open_daily_store(broker, RETENTION)
+    return broker.daily_store(RETENTION)
 
 
 @pytest.fixture
@@ -196,7 +195,7 @@ async def test_long_streaks_are_read_in_batches(store: DailyStore) -> None:
 
 
 async def test_days_expire_after_the_retention(broker: Broker) -> None:
-    store = open_daily_store(broker, 90)
+    store = broker.daily_store(90)
     recent = today(int(time.time() * 1000))
     await store.record(recent, "h-retention", _entry("Ann"), _record("Ann"))
     if broker.kind in ("redis", "redis-cluster"):
@@ -219,7 +218,7 @@ async def test_redis_entries_survive_a_restart() -> None:
     try:
         broker = open_broker(redis.url)
         await broker.start()
-        store = open_daily_store(broker, 90)
+        store = broker.daily_store(90)
         day = today(int(time.time() * 1000))
         for i in range(5):
             await store.record(day, f"h{i}", _entry(f"p{i}", time_ms=100_000 - i), _record("x"))
@@ -230,7 +229,7 @@ async def test_redis_entries_survive_a_restart() -> None:
 
         broker = open_broker(redis.url)
         await broker.start()
-        store = open_daily_store(broker, 90)
+        store = broker.daily_store(90)
         after = await store.page(day, 0, 10)
         assert after == before and after.total == 5
         assert [r.entry.name for r in after.entries] == ["p4", "p3", "p2", "p1", "p0"]

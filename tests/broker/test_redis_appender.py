@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from boulanger.broker import BrokerUnavailable, Condition
+from boulanger.broker import AppendRefused, BrokerUnavailable, Condition
 from boulanger.broker.redis import _APPEND_SHA, RedisBroker, _key
 from support.servers import RedisProcess
 
-from .conftest import started
+from .conftest import parsed, started, text
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ async def append_once_back(broker: RedisBroker, race: str, n: int) -> int:
     async with asyncio.timeout(10):
         while True:
             try:
-                return await broker.append(race, event(n), Condition())
+                return await broker.append(race, text(event(n)), Condition())
             except BrokerUnavailable:
                 await asyncio.sleep(0.05)
 
@@ -44,50 +44,55 @@ async def test_concurrent_appends_get_consecutive_seqs_per_race(broker: RedisBro
 
     async def one(race: str, n: int) -> tuple[str, int, int]:
         await asyncio.sleep(0.001 * (n % 3))
-        return race, n, await broker.append(race, event(n), Condition())
+        return race, n, await broker.append(race, text(event(n)), Condition())
 
     results = await asyncio.gather(*(one(race, n) for n in range(per_race) for race in races))
     for race in races:
         mine = sorted((seq, n) for r, n, seq in results if r == race)
         assert [seq for seq, _ in mine] == list(range(1, per_race + 1))
-        logged = await broker.read(race, 0)
+        logged = parsed(await broker.read(race, 0))
         assert logged == [{"seq": seq, **event(n)} for seq, n in mine]
-        assert await broker.read(race, per_race - 2) == logged[-2:]
+        assert parsed(await broker.read(race, per_race - 2)) == logged[-2:]
 
 
 async def test_a_failed_condition_returns_0(broker: RedisBroker) -> None:
-    assert await broker.append("cond", event(1), Condition(log_length=0)) == 1
-    assert await broker.append("cond", event(2), Condition(log_length=0)) == 0
+    assert await broker.append("cond", text(event(1)), Condition(log_length=0)) == 1
+    with pytest.raises(AppendRefused):
+        await broker.append("cond", text(event(2)), Condition(log_length=0))
     player = Condition(player_id="ann", player_events=0)
-    assert await broker.append("cond", event(3), player) == 2
-    assert await broker.append("cond", event(4), player) == 0  # ann has one event now
-    assert await broker.append("cond", event(5), Condition(ends_race=True)) == 3
+    assert await broker.append("cond", text(event(3)), player) == 2
+    with pytest.raises(AppendRefused):  # ann has one event now
+        await broker.append("cond", text(event(4)), player)
+    assert await broker.append("cond", text(event(5)), Condition(ends_race=True)) == 3
     later = Condition(player_id="bob", player_events=0)
-    assert await broker.append("cond", event(6), later) == 0  # the race is over
-    assert [e["seq"] for e in await broker.read("cond", 0)] == [1, 2, 3]
+    with pytest.raises(AppendRefused):  # the race is over
+        await broker.append("cond", text(event(6)), later)
+    assert [e["seq"] for e in parsed(await broker.read("cond", 0))] == [1, 2, 3]
 
 
 async def test_appends_survive_a_flushed_script_cache(broker: RedisBroker) -> None:
-    assert await broker.append("flush", event(0), Condition()) == 1
+    assert await broker.append("flush", text(event(0)), Condition()) == 1
     await broker.redis.script_flush()
     # Every one of these is answered NOSCRIPT first, then resent with the script.
-    seqs = await asyncio.gather(*(broker.append("flush", event(n), Condition()) for n in range(50)))
+    seqs = await asyncio.gather(
+        *(broker.append("flush", text(event(n)), Condition()) for n in range(50))
+    )
     assert sorted(seqs) == list(range(2, 52))
     stats = await broker.redis.info("commandstats")
     assert stats["cmdstat_eval"]["calls"] == 50  # the resends
     assert stats["cmdstat_evalsha"]["failed_calls"] == 50  # NOSCRIPT
     assert await broker.redis.script_exists(_APPEND_SHA) == [True]
-    assert await broker.append("flush", event(0), Condition()) == 52
+    assert await broker.append("flush", text(event(0)), Condition()) == 52
 
 
 async def test_appends_work_again_after_redis_restarts(
     own_redis: RedisProcess, broker: RedisBroker
 ) -> None:
-    assert await broker.append("restart", event(0), Condition()) == 1
+    assert await broker.append("restart", text(event(0)), Condition()) == 1
     own_redis.restart()  # AOF on: the log survives, the script cache does not
     assert await append_once_back(broker, "restart", 1) == 2
     seqs = await asyncio.gather(
-        *(broker.append("restart", event(n), Condition()) for n in range(20))
+        *(broker.append("restart", text(event(n)), Condition()) for n in range(20))
     )
     assert sorted(seqs) == list(range(3, 23))
 
@@ -95,12 +100,12 @@ async def test_appends_work_again_after_redis_restarts(
 async def test_a_refused_connection_fails_promptly_and_is_retried(
     own_redis: RedisProcess, broker: RedisBroker
 ) -> None:
-    assert await broker.append("down", event(0), Condition()) == 1
+    assert await broker.append("down", text(event(0)), Condition()) == 1
     own_redis.stop(kill=True)
     for _ in range(20):  # the lost connection, the refused reconnect, then the backoff
         start = time.monotonic()
         with pytest.raises(BrokerUnavailable):
-            await broker.append("down", event(1), Condition())
+            await broker.append("down", text(event(1)), Condition())
         assert time.monotonic() - start < 4  # refused at once, not after the 5 s timeout
     own_redis.start()
     assert await append_once_back(broker, "down", 1) == 2  # AOF kept seq 1
@@ -109,11 +114,11 @@ async def test_a_refused_connection_fails_promptly_and_is_retried(
 async def test_a_silent_redis_times_out_the_appends(
     own_redis: RedisProcess, broker: RedisBroker
 ) -> None:
-    assert await broker.append("stopped", event(0), Condition()) == 1
+    assert await broker.append("stopped", text(event(0)), Condition()) == 1
     with own_redis.paused():
         start = time.monotonic()
         results = await asyncio.gather(
-            *(broker.append("stopped", event(n), Condition()) for n in range(10)),
+            *(broker.append("stopped", text(event(n)), Condition()) for n in range(10)),
             return_exceptions=True,
         )
         elapsed = time.monotonic() - start
@@ -121,23 +126,24 @@ async def test_a_silent_redis_times_out_the_appends(
         assert 0.4 < elapsed < 4  # append_timeout=0.5, not the 5 s default
     # The answers that did not come may yet have been applied: the log says.
     seq = await append_once_back(broker, "stopped", 99)
-    assert seq == len(await broker.read("stopped", 0))
+    assert seq == len(parsed(await broker.read("stopped", 0)))
 
 
 async def test_close_fails_the_awaited_appends(own_redis: RedisProcess) -> None:
     broker = RedisBroker(own_redis.url)
     await broker.start()
-    assert await broker.append("closing", event(0), Condition()) == 1
+    assert await broker.append("closing", text(event(0)), Condition()) == 1
     with own_redis.paused():  # nothing is answered
         waiting = [
-            asyncio.ensure_future(broker.append("closing", event(n), Condition())) for n in range(5)
+            asyncio.ensure_future(broker.append("closing", text(event(n)), Condition()))
+            for n in range(5)
         ]
         await asyncio.sleep(0.05)
         await broker.close()
         results = await asyncio.gather(*waiting, return_exceptions=True)
         assert all(isinstance(result, BrokerUnavailable) for result in results)
         with pytest.raises(BrokerUnavailable):
-            await broker.append("closing", event(9), Condition())
+            await broker.append("closing", text(event(9)), Condition())
 
 
 async def test_too_many_in_flight_is_refused(
@@ -145,15 +151,15 @@ async def test_too_many_in_flight_is_refused(
 ) -> None:
     import boulanger.broker.node as module
 
-    assert await broker.append("bound", event(0), Condition()) == 1
+    assert await broker.append("bound", text(event(0)), Condition()) == 1
     monkeypatch.setattr(module, "APPENDS_IN_FLIGHT", 10)
     results = await asyncio.gather(
-        *(broker.append("bound", event(n), Condition()) for n in range(15)),
+        *(broker.append("bound", text(event(n)), Condition()) for n in range(15)),
         return_exceptions=True,
     )
     assert sorted(r for r in results if isinstance(r, int)) == list(range(2, 12))
     assert sum(isinstance(r, BrokerUnavailable) for r in results) == 5
-    assert await broker.append("bound", event(0), Condition()) == 12
+    assert await broker.append("bound", text(event(0)), Condition()) == 12
 
 
 async def test_auth_and_a_database_of_the_url() -> None:
@@ -163,9 +169,9 @@ async def test_auth_and_a_database_of_the_url() -> None:
             (f"redis://default:s3cret@127.0.0.1:{redis.port}/3", 3),
         ):
             async with started(RedisBroker(url)) as broker:
-                assert await broker.append(f"auth{db}", event(0), Condition()) == 1
-                assert await broker.append(f"auth{db}", event(1), Condition()) == 2
-                assert len(await broker.read(f"auth{db}", 0)) == 2
+                assert await broker.append(f"auth{db}", text(event(0)), Condition()) == 1
+                assert await broker.append(f"auth{db}", text(event(1)), Condition()) == 2
+                assert len(parsed(await broker.read(f"auth{db}", 0))) == 2
             direct = aioredis.Redis(host="127.0.0.1", port=redis.port, password="s3cret", db=db)
             other = aioredis.Redis(host="127.0.0.1", port=redis.port, password="s3cret", db=5 - db)
             try:
@@ -176,15 +182,15 @@ async def test_auth_and_a_database_of_the_url() -> None:
                 await other.aclose()
         async with started(RedisBroker(f"redis://:wrong@127.0.0.1:{redis.port}")) as broker:
             with pytest.raises(BrokerUnavailable):
-                await broker.append("nope", event(0), Condition())
+                await broker.append("nope", text(event(0)), Condition())
 
 
 async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
     path = tmp_path_factory.mktemp("sock") / "redis.sock"
     with RedisProcess("--unixsocket", str(path)):
         async with started(RedisBroker(f"unix://{path}?db=2")) as broker:
-            assert await broker.append("unix", event(0), Condition()) == 1
-            assert await broker.read("unix", 0) == [{"seq": 1, **event(0)}]
+            assert await broker.append("unix", text(event(0)), Condition()) == 1
+            assert parsed(await broker.read("unix", 0)) == [{"seq": 1, **event(0)}]
 
 
 async def test_an_idle_connection_to_a_silent_redis_is_dropped_before_an_append_needs_it(
@@ -193,7 +199,7 @@ async def test_an_idle_connection_to_a_silent_redis_is_dropped_before_an_append_
     # A PING 0.2 s after the last reply; an answer later than 1 s ends the connection.
     options = {"health_check_interval": 0.2, "append_timeout": 1.0}
     async with started(RedisBroker(own_redis.url, **options)) as broker:
-        assert await broker.append("idle", event(0), Condition()) == 1
+        assert await broker.append("idle", text(event(0)), Condition()) == 1
         appender = broker._appends.conn
         assert appender is not None
         await asyncio.sleep(0.6)  # idle and healthy: PINGed, answered, kept

@@ -10,15 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from boulanger.broker import Condition, open_broker
+from boulanger.broker import AppendRefused, Condition, open_broker
 from boulanger.broker import sqlite as sqlite_broker
-from boulanger.broker.daily import open_daily_store
 from boulanger.broker.sqlite import SqliteBroker
 from boulanger.broker.sqlite_daily import SqliteDailyStore, unpack_record
 from boulanger.broker.sqlite_file import FileInUse, SqliteUrl, backup
 from boulanger.race.daily import DailyEntry, today
 
-from .conftest import started
+from .conftest import parsed, started, text
 
 DAY_S = 86_400
 
@@ -76,27 +75,32 @@ async def test_logs_and_their_conditions_survive_a_restart(tmp_path: Path) -> No
     url = _url(tmp_path / "b.db")
     async with started(SqliteBroker(url)) as broker:
         await broker.create_race("r", {"code": "BK1-C4-AAAAAAB"})
-        assert await broker.append("r", {"kind": "join"}, Condition(log_length=0)) == 1
+        assert await broker.append("r", text({"kind": "join"}), Condition(log_length=0)) == 1
         for n in range(3):
             ann = Condition(player_id="ann", player_events=n)
-            assert await broker.append("r", {"kind": "action", "n": n}, ann) == n + 2
+            assert await broker.append("r", text({"kind": "action", "n": n}), ann) == n + 2
         bo = Condition(player_id="bo", player_events=0)
-        assert await broker.append("r", {"kind": "action"}, bo) == 5
+        assert await broker.append("r", text({"kind": "action"}), bo) == 5
         await broker.create_race("done", {"code": "x"})
-        assert await broker.append("done", {"kind": "over"}, Condition(0, ends_race=True)) == 1
+        assert (
+            await broker.append("done", text({"kind": "over"}), Condition(0, ends_race=True)) == 1
+        )
 
     async with started(SqliteBroker(url)) as broker:
         assert await broker.race_meta("r") == {"code": "BK1-C4-AAAAAAB"}
-        assert [e["seq"] for e in await broker.read("r", 0)] == [1, 2, 3, 4, 5]
-        assert (await broker.read("r", 3))[0] == {"seq": 4, "kind": "action", "n": 2}
+        assert [e["seq"] for e in parsed(await broker.read("r", 0))] == [1, 2, 3, 4, 5]
+        assert (parsed(await broker.read("r", 3)))[0] == {"seq": 4, "kind": "action", "n": 2}
         # Each player's count of events, and the log's length, came back from the file.
-        assert await broker.append("r", {"kind": "x"}, Condition(log_length=4)) == 0
-        assert await broker.append("r", {"kind": "x"}, _player("ann", 2)) == 0
-        assert await broker.append("r", {"kind": "x"}, _player("ann", 3)) == 6
-        assert await broker.append("r", {"kind": "x"}, _player("bo", 1)) == 7
+        with pytest.raises(AppendRefused):
+            await broker.append("r", text({"kind": "x"}), Condition(log_length=4))
+        with pytest.raises(AppendRefused):
+            await broker.append("r", text({"kind": "x"}), _player("ann", 2))
+        assert await broker.append("r", text({"kind": "x"}), _player("ann", 3)) == 6
+        assert await broker.append("r", text({"kind": "x"}), _player("bo", 1)) == 7
         # A race that ended stays ended.
         late = Condition(player_id="cy", player_events=0)
-        assert await broker.append("done", {"kind": "late"}, late) == 0
+        with pytest.raises(AppendRefused):
+            await broker.append("done", text({"kind": "late"}), late)
 
 
 async def test_an_append_is_acknowledged_once_committed(tmp_path: Path) -> None:
@@ -110,7 +114,7 @@ async def test_an_append_is_acknowledged_once_committed(tmp_path: Path) -> None:
         async def play(race: str, player: str) -> None:
             for n in range(20):
                 condition = Condition(player_id=player, player_events=n)
-                seq = await broker.append(race, {"player": player, "n": n}, condition)
+                seq = await broker.append(race, text({"player": player, "n": n}), condition)
                 assert seq > 0
                 row = outside.execute(
                     "SELECT data FROM events JOIN races ON races.no = events.race"
@@ -127,7 +131,7 @@ async def test_an_append_is_acknowledged_once_committed(tmp_path: Path) -> None:
         assert broker.stats.appends == 1600
         assert broker.stats.transactions - before < 1600  # grouped
         for r in range(10):
-            assert len(await broker.read(f"r{r}", 0)) == 160
+            assert len(parsed(await broker.read(f"r{r}", 0))) == 160
 
 
 async def test_one_failing_write_leaves_the_rest_of_its_group(tmp_path: Path) -> None:
@@ -140,9 +144,9 @@ async def test_one_failing_write_leaves_the_rest_of_its_group(tmp_path: Path) ->
 
         before = broker.stats.transactions
         first, failed, second = await asyncio.gather(
-            broker.append("r", {"n": 1}, Condition(log_length=0)),
+            broker.append("r", text({"n": 1}), Condition(log_length=0)),
             broker.transact(fails),
-            broker.append("r", {"n": 2}, Condition(log_length=1)),
+            broker.append("r", text({"n": 2}), Condition(log_length=1)),
             return_exceptions=True,
         )
         assert (first, second) == (1, 2)
@@ -204,19 +208,21 @@ async def test_races_age_out_and_the_file_stays_bounded(tmp_path: Path) -> None:
 
             async def fill(race_id: str) -> None:
                 for n in range(200):
-                    assert await broker.append(race_id, {"p": payload}, Condition(log_length=n))
+                    assert await broker.append(
+                        race_id, text({"p": payload}), Condition(log_length=n)
+                    )
 
             await asyncio.gather(*map(fill, ids))
             if round_:
                 assert await broker.race_meta(f"r{round_ - 1}-0") is None  # past its time
             await broker.age()
             assert await broker.race_meta(f"r{round_}-0") == {"round": round_}  # kept
-            assert len(await broker.read(f"r{round_}-0", 0)) == 200
+            assert len(parsed(await broker.read(f"r{round_}-0", 0))) == 200
             await broker.checkpoint()
             sizes.append(_file_bytes(path))
             clock.now += DAY_S + 1
         await broker.age()
-        assert await broker.race_meta("r4-0") is None and await broker.read("r4-0", 0) == []
+        assert await broker.race_meta("r4-0") is None and parsed(await broker.read("r4-0", 0)) == []
         races, events, free = await broker.query(
             lambda c: (
                 c.execute("SELECT count(*) FROM races").fetchone()[0],
@@ -241,7 +247,7 @@ async def test_daily_days_and_won_days_age_out(tmp_path: Path) -> None:
     path = tmp_path / "b.db"
     clock = Clock()
     async with started(SqliteBroker(_url(path), clock=clock)) as broker:
-        store = open_daily_store(broker, 3)
+        store = broker.daily_store(3)
         assert isinstance(store, SqliteDailyStore)
         day = today(int(clock.now * 1000))
         yesterday = day - timedelta(days=1)
@@ -291,14 +297,14 @@ async def test_backup_copies_a_live_file(tmp_path: Path) -> None:
     async with started(SqliteBroker(_url(path))) as broker:
         await broker.create_race("r", {"code": "c"})
         for n in range(50):
-            await broker.append("r", {"n": n}, Condition(log_length=n))
+            await broker.append("r", text({"n": n}), Condition(log_length=n))
         size = await asyncio.to_thread(backup, path, tmp_path / "copy.db")
         with pytest.raises(FileExistsError):
             backup(path, tmp_path / "copy.db")
     assert size == (tmp_path / "copy.db").stat().st_size
     async with started(SqliteBroker(_url(tmp_path / "copy.db"))) as copy:
         assert await copy.race_meta("r") == {"code": "c"}
-        assert [e["n"] for e in await copy.read("r", 0)] == list(range(50))
+        assert [e["n"] for e in parsed(await copy.read("r", 0))] == list(range(50))
     with pytest.raises(FileNotFoundError):
         backup(tmp_path / "missing.db", tmp_path / "other.db")
 
@@ -321,7 +327,7 @@ async def test_the_wal_starts_over_under_steady_writes(
         async def write(n: int) -> None:
             nonlocal largest
             for events in range(200):
-                assert await broker.append(f"r{n}", {"p": "x" * 200}, _player("p", events))
+                assert await broker.append(f"r{n}", text({"p": "x" * 200}), _player("p", events))
                 largest = max(largest, wal.stat().st_size)
 
         # 32 races at once: each transaction writes about 32 pages.
@@ -355,7 +361,7 @@ async def test_a_long_reader_does_not_hold_up_the_writer(
             nonlocal slowest
             for events in range(150):
                 begun = time.monotonic()
-                assert await broker.append(f"r{n}", {"p": "x" * 200}, _player("p", events))
+                assert await broker.append(f"r{n}", text({"p": "x" * 200}), _player("p", events))
                 slowest = max(slowest, time.monotonic() - begun)
 
         await asyncio.gather(*(write(n) for n in range(16)))

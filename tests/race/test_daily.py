@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from boulanger import codec
 from boulanger.engine import GameCode
 from boulanger.race import daily as d
 from boulanger.race import protocol as p
@@ -227,7 +228,7 @@ def test_daily_messages_are_documented_and_round_trip() -> None:
         message = p.decode(example, d.SERVER_MESSAGES)
         assert type(message) is d.SERVER_MESSAGES[kind]
         assert message.to_wire() == example
-        assert p.decode(json.loads(message.encode()), d.SERVER_MESSAGES) == message
+        assert p.decode(json.loads(codec.encode(message)), d.SERVER_MESSAGES) == message
 
 
 def test_the_live_socket_accepts_only_ping_and_pong() -> None:

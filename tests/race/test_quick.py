@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from boulanger.race.events import Started
 from boulanger.race.quick import QuickQueue, start_event
 from boulanger.race.race import Race, RaceMeta
 
@@ -56,7 +57,7 @@ def test_settings_out_of_range_are_refused() -> None:
 def test_the_start_event_needs_no_host() -> None:
     race = Race(RaceMeta("r1", "BK1-C4-AAAAAAC", 0, "nobody", countdown_ms=3000))
     event = start_event(race, 1_000)
-    assert event == {"kind": "start", "at": 1_000, "start_at": 4_000}
-    race.apply({"seq": 1, **event})
+    assert event == Started(1_000, 4_000)
+    race.apply(1, event)
     assert race.state(4_000) == "running"
     assert start_event(race, 5_000) is None  # started already

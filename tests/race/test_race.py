@@ -6,11 +6,14 @@ import random
 
 import pytest
 
+from boulanger import codec
 from boulanger.engine import Move
 from boulanger.race import protocol as p
 from boulanger.race.errors import ProtocolError
+from boulanger.race.events import Event, Started
 from boulanger.race.ids import secret_hash
 from boulanger.race.race import MAX_PLAYERS, Duplicate, Race, RaceMeta
+from boulanger.race.replica import Applied, Replica
 from boulanger.solver import solve
 
 CODE = "BK1-C4-AAAAAAB"
@@ -18,7 +21,8 @@ HOST_KEY = "host-key"
 
 
 class Log:
-    """A race and the log it would have: every decision is appended, then applied."""
+    """A race's replica and the log it would have: every decision is appended to the
+    log (as text, the way a broker holds it), and the replica receives it from there."""
 
     def __init__(self, **meta: object) -> None:
         fields = {
@@ -27,13 +31,21 @@ class Log:
             "created_at": 0,
             "host_key_hash": secret_hash(HOST_KEY),
         }
-        self.race = Race(RaceMeta(**{**fields, **meta}))  # type: ignore[arg-type]
+        self.replica = Replica(RaceMeta(**{**fields, **meta}), codec)  # type: ignore[arg-type]
+        self.texts: list[str] = []  # the log
         self.messages: list[p.Message] = []
 
-    def append(self, event: dict | Duplicate | None) -> p.Message:
-        assert isinstance(event, dict)
-        event["seq"] = self.race.seq + 1
-        message = self.race.apply(event)
+    @property
+    def race(self) -> Race:
+        return self.replica.race
+
+    def append(self, event: Event | Duplicate | None) -> p.Message:
+        assert event is not None and not isinstance(event, Duplicate)
+        text = codec.with_seq(len(self.texts) + 1, codec.encode_event(event))
+        self.texts.append(text)
+        applied = self.replica.receive(text)
+        assert isinstance(applied, Applied)
+        message = codec.decode_server(applied.text)
         self.messages.append(message)
         return message
 
@@ -245,7 +257,7 @@ def test_rematch_only_by_the_host_once_the_race_is_over() -> None:
 def test_events_must_come_in_order() -> None:
     log = Log()
     with pytest.raises(ValueError, match="event 2 applied after 0"):
-        log.race.apply({"seq": 2, "kind": "start", "at": 0, "start_at": 0})
+        log.race.apply(2, Started(0, 0))
 
 
 def test_replicas_fed_the_same_log_agree() -> None:

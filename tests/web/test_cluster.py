@@ -10,6 +10,7 @@ With the replica wait on, no acknowledged action is lost.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -188,7 +189,7 @@ async def test_a_primary_killed_mid_race_players_play_on(
         await reader.start()
         try:
             await asyncio.wait_for(reader.mapped.wait(), 10)
-            logged = {e.get("action_id") for e in await reader.read(race_id, 0)}
+            logged = {e.get("action_id") for e in map(json.loads, await reader.read(race_id, 0))}
         finally:
             await reader.close()
         lost = {name: [a for a in ids if a not in logged] for name, ids in acked.items()}

@@ -19,7 +19,6 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from boulanger.broker import open_broker
-from boulanger.broker.daily import open_daily_store
 from boulanger.race import daily as d
 from boulanger.race.ids import secret_hash
 from boulanger.solver import catalog, solve
@@ -256,7 +255,7 @@ async def test_first_attempt_is_ranked_later_ones_are_practice(
         broker = open_broker(daily_server.broker_url)
         await broker.start()
         try:
-            store = open_daily_store(broker, 90)
+            store = broker.daily_store(90)
             record = await store.game_record(today, top["entry_id"])
         finally:
             await broker.close()
@@ -394,7 +393,7 @@ async def test_live_updates_are_coalesced(own_redis: RedisProcess, watchers: lis
     await broker.start()
     try:
         watcher = await _watch(server.ws_base, watchers)
-        store = open_daily_store(broker, 90)
+        store = broker.daily_store(90)
         started = time.monotonic()
         for i in range(60):
             entry = d.DailyEntry(f"p{i}", "resigned", 1000, i, 0, 0)

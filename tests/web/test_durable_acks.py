@@ -16,11 +16,13 @@ from typing import Any
 
 import pytest
 
+from boulanger import codec
 from boulanger.broker import race_channel
 from boulanger.broker.cluster import RedisClusterBroker
 from boulanger.broker.slots import key_slot
 from boulanger.race import protocol as p
 from boulanger.race.errors import ProtocolError
+from boulanger.race.events import Acted, Resigned
 from boulanger.race.ids import secret_hash
 from boulanger.race.race import Duplicate, RaceMeta
 from boulanger.web.hub import RaceHub, now_ms
@@ -52,7 +54,7 @@ async def started_hub(broker: RedisClusterBroker) -> RaceHub:
     hub = RaceHub(broker, meta)
     await hub.open()
     if "ann" not in hub.race.players:
-        join = p.decode_client(
+        join = codec.decode_client(
             json.dumps({"type": "join", "role": "player", "name": "Ann", "host_key": "host"})
         )
         assert isinstance(join, p.Join)
@@ -81,8 +83,8 @@ async def _settled(hub: RaceHub, decide: Callable[[], Any], done: Callable[[], b
                 await hub.catch_up()
 
 
-def move(action_id: str) -> Callable[[RaceHub], Callable[[], dict[str, Any] | Duplicate]]:
-    action = p.decode_client(
+def move(action_id: str) -> Callable[[RaceHub], Callable[[], Acted | Resigned | Duplicate]]:
+    action = codec.decode_client(
         json.dumps({"type": "move", "action_id": action_id, "src": "col1", "dst": "cell1"})
     )
     assert isinstance(action, p.MoveAction)
@@ -114,7 +116,9 @@ async def test_an_action_applied_but_not_replicated_is_not_acknowledged_again(
             except ProtocolError as error:
                 assert error.code == "try_again"
                 await asyncio.sleep(0.1)
-    logged = [e for e in await brokers[0].read(RACE, 0) if e.get("action_id") == "m1"]
+    logged = [
+        e for e in map(json.loads, await brokers[0].read(RACE, 0)) if e.get("action_id") == "m1"
+    ]
     assert len(logged) == 1
     assert isinstance(answer, Duplicate) and answer.seq == logged[0]["seq"]
     await hub.close()
@@ -148,7 +152,9 @@ async def test_an_action_found_in_the_log_is_confirmed_before_its_ack(
             except ProtocolError as error:
                 assert error.code == "try_again"
                 await asyncio.sleep(0.1)
-    logged = [e for e in await brokers[1].read(RACE, 0) if e.get("action_id") == "m2"]
+    logged = [
+        e for e in map(json.loads, await brokers[1].read(RACE, 0)) if e.get("action_id") == "m2"
+    ]
     assert len(logged) == 1
     assert isinstance(answer, Duplicate) and answer.seq == logged[0]["seq"]
     await first.close()

@@ -17,7 +17,6 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from boulanger.broker.daily import open_daily_store
 from boulanger.broker.sqlite import SqliteBroker
 from boulanger.race import daily as d
 from boulanger.race.ids import secret_hash
@@ -186,7 +185,7 @@ async def test_daily_leaderboard_and_streak_survive_a_restart(
     # Yesterday's win, written to the file before the server first starts.
     broker = SqliteBroker(_url(tmp_path))
     await broker.start()
-    store = open_daily_store(broker, 90)
+    store = broker.daily_store(90)
     yesterday = d.DailyEntry("Ann", "won", 300_000, 120, 650, 52)
     await store.record(today - timedelta(days=1), secret_hash(key), yesterday, {"actions": []})
     await broker.close()
@@ -245,9 +244,7 @@ async def test_daily_leaderboard_and_streak_survive_a_restart(
     broker = SqliteBroker(_url(tmp_path))
     await broker.start()
     try:
-        top = await open_daily_store(broker, 90).game_record(
-            today, before[0]["entries"][0]["entry_id"]
-        )
+        top = await broker.daily_store(90).game_record(today, before[0]["entries"][0]["entry_id"])
     finally:
         await broker.close()
     assert top is not None and len(top["actions"]) == len(moves.actions)

@@ -1,5 +1,16 @@
-"""Brokers: race logs and pub/sub, in memory or in Redis, chosen by URL."""
+"""Brokers: race logs and pub/sub, in memory, in a SQLite file or in Redis, chosen by URL."""
 
-from .base import Broker, BrokerUnavailable, Condition, Listener, open_broker, race_channel
+from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .stores import Store, open_broker, open_store
 
-__all__ = ["Broker", "BrokerUnavailable", "Condition", "Listener", "open_broker", "race_channel"]
+__all__ = [
+    "AppendRefused",
+    "Broker",
+    "BrokerUnavailable",
+    "Condition",
+    "Listener",
+    "Store",
+    "open_broker",
+    "open_store",
+    "race_channel",
+]

@@ -4,22 +4,32 @@ Four implementations share this interface: :mod:`.sqlite` (embedded, one
 process, one durable file: what ``boulanger serve`` uses by default),
 :mod:`.memory` (embedded, nothing kept: for tests and trying), :mod:`.redis`
 (shared by many processes) and :mod:`.cluster` (the same on a Redis Cluster,
-each race on its shard).
+each race on its shard). :mod:`.stores` picks one by URL. Each keeps the
+daily challenge's store beside its logs (:meth:`Broker.daily_store`).
 """
 
 from __future__ import annotations
 
 import abc
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..race.condition import Condition as Condition
+
+if TYPE_CHECKING:
+    from .daily import DailyStore
 
 
 class BrokerUnavailable(Exception):
     """The broker cannot be reached right now; the caller should try again."""
 
 
+class AppendRefused(Exception):
+    """An append's condition failed: the log moved on meanwhile (nothing was appended)."""
+
+
 class Listener(Protocol):
+    """What a broker delivers a subscribed channel's messages to (a race hub, a live board)."""
+
     def on_message(self, data: str) -> None:
         """A message published on a subscribed channel (must not block)."""
 
@@ -33,6 +43,12 @@ def race_channel(race_id: str) -> str:
 
 
 class Broker(abc.ABC):
+    """A store of race logs with pub/sub between processes (see the module docstring).
+
+    Open one with :func:`boulanger.broker.open_store` (with its daily store)
+    or :func:`boulanger.broker.open_broker`.
+    """
+
     kind: str
     # Replicas an append must reach before it counts as appended (see confirm()).
     replica_wait = 0
@@ -50,22 +66,27 @@ class Broker(abc.ABC):
     # -- race logs ---------------------------------------------------------
 
     @abc.abstractmethod
-    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None: ...
+    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
+        """Store a new race's meta (:class:`~boulanger.race.race.RaceMeta` as a dict)."""
 
     @abc.abstractmethod
-    async def race_meta(self, race_id: str) -> dict[str, Any] | None: ...
+    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+        """A race's meta, or None when the race is unknown (or aged out)."""
 
     @abc.abstractmethod
-    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+    async def append(self, race_id: str, event: str, condition: Condition) -> int:
         """Append ``event`` if ``condition`` holds, and publish it; return its ``seq``.
 
-        The broker numbers the event (``seq`` = the log's length + 1) and
-        stores and publishes it with that number. Returns 0, appending
-        nothing, when the condition fails. Raises :class:`BrokerUnavailable`.
+        ``event`` is a JSON object's text, which the broker does not read
+        (:func:`boulanger.codec.encode_event`). The broker numbers it (``seq``
+        = the log's length + 1) and stores and publishes it with that number
+        first (:func:`boulanger.codec.with_seq`). Raises :class:`AppendRefused`,
+        appending nothing, when the condition fails, and
+        :class:`BrokerUnavailable` when the broker cannot be reached.
         """
 
-    async def confirm(self, race_id: str, event: dict[str, Any]) -> bool:
-        """Whether ``event`` (as :meth:`read` returned it) is in the log, durable as an
+    async def confirm(self, race_id: str, event: str) -> bool:
+        """Whether ``event`` (a text :meth:`read` returned) is in the log, durable as an
         acknowledged append is; raises :class:`BrokerUnavailable` when that cannot be told.
 
         An event found in the log is on the primary, which is all an append
@@ -74,45 +95,30 @@ class Broker(abc.ABC):
         return True
 
     @abc.abstractmethod
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
-        """The events with ``seq`` greater than ``after``, in order."""
+    async def read(self, race_id: str, after: int) -> list[str]:
+        """The events with ``seq`` greater than ``after``, in order, as logged (``seq`` first)."""
 
     # -- pub/sub -----------------------------------------------------------
 
     @abc.abstractmethod
-    async def subscribe(self, channel: str, listener: Listener) -> None: ...
+    async def subscribe(self, channel: str, listener: Listener) -> None:
+        """Deliver the channel's messages to ``listener`` from now on."""
 
     @abc.abstractmethod
-    async def unsubscribe(self, channel: str, listener: Listener) -> None: ...
+    async def unsubscribe(self, channel: str, listener: Listener) -> None:
+        """Stop delivering the channel's messages to ``listener``."""
 
     @abc.abstractmethod
-    async def publish(self, channel: str, data: str) -> None: ...
+    async def publish(self, channel: str, data: str) -> None:
+        """Send ``data`` to the channel's listeners in every process (at most once)."""
 
+    def shared_client(self) -> Any | None:
+        """The redis-py client that the processes sharing this broker share, for the
+        address limits (None: the limits are this process's own)."""
+        return None
 
-def open_broker(url: str | None, replica_wait: int = 0) -> Broker:
-    """A broker chosen by URL: ``memory://`` (the default), ``sqlite:///path/to/file.db``,
-    ``redis://host:port/db`` or ``redis-cluster://host:port[,host:port...]``.
+    # -- the daily challenge ---------------------------------------------------
 
-    ``replica_wait``: replicas an append must reach before it is acknowledged
-    (Redis brokers only; ``WAIT``).
-    """
-    if not url or url.startswith("memory:"):
-        from .memory import MemoryBroker
-
-        return MemoryBroker()
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        from .redis import RedisBroker
-
-        return RedisBroker(url, replica_wait=replica_wait)
-    if url.startswith("redis-cluster://"):
-        from .cluster import RedisClusterBroker
-
-        return RedisClusterBroker(url, replica_wait=replica_wait)
-    if url.startswith("sqlite:"):
-        from .sqlite import SqliteBroker
-
-        return SqliteBroker(url)
-    raise ValueError(
-        f"unknown broker URL {url!r}: use sqlite:///path/to/file.db, memory://, "
-        "redis://host:port or redis-cluster://host:port[,host:port...]"
-    )
+    def daily_store(self, retention_days: int) -> DailyStore:
+        """The daily challenge's store kept with this broker's data."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no daily store")

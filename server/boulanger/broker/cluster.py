@@ -41,7 +41,8 @@ from urllib.parse import unquote
 
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
-from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .daily import DailyStore, RedisDailyStore
 from .node import (
     REPLY_TIMEOUT_S,
     Appends,
@@ -128,6 +129,8 @@ class Shard:
 
 
 class RedisClusterBroker(Broker):
+    """The broker on a Redis Cluster: each race's log and channel on the shard of its hash tag."""
+
     kind = "redis-cluster"
 
     def __init__(
@@ -386,20 +389,27 @@ class RedisClusterBroker(Broker):
         text = _check(await self._command(key_slot(key), encode_command("GET", key)))
         return None if text is None else dict(json.loads(text))
 
-    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+    async def append(self, race_id: str, event: str, condition: Condition) -> int:
         command = append_command(_APPEND_SHA, race_id, event, condition)
-        return int(await self._command(key_slot(race_channel(race_id)), command, command))
+        seq = int(await self._command(key_slot(race_channel(race_id)), command, command))
+        if not seq:
+            raise AppendRefused(f"race {race_id}: the log has moved on")
+        return seq
 
-    async def confirm(self, race_id: str, event: dict[str, Any]) -> bool:
+    async def confirm(self, race_id: str, event: str) -> bool:
         if not self.replica_wait:
             return True
         command = confirm_command(race_id, event)
         return bool(await self._command(key_slot(race_channel(race_id)), command, b""))
 
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
+    def daily_store(self, retention_days: int) -> DailyStore:
+        # Sharded pub/sub, as this broker subscribes.
+        return RedisDailyStore(self.redis, retention_days, sharded=True)
+
+    async def read(self, race_id: str, after: int) -> list[str]:
         key = _key(race_id, "log")
         texts = _check(await self._command(key_slot(key), encode_command("LRANGE", key, after, -1)))
-        return [json.loads(text) for text in texts]
+        return [text if isinstance(text, str) else text.decode() for text in texts]
 
     # -- pub/sub -----------------------------------------------------------
 

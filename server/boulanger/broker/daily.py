@@ -1,8 +1,8 @@
 """The daily challenge's store: attempts, results, game records and streaks of each day.
 
 Three implementations, chosen by the broker: :class:`MemoryDailyStore` keeps
-everything in this process's memory (in ``MemoryBroker.extra``; lost when the
-process stops, like the memory broker's races), :class:`RedisDailyStore`
+everything in this process's memory (held by the memory broker; lost when the
+process stops, like its races), :class:`RedisDailyStore`
 keeps it in Redis, durable and shared by every server process, and
 ``SqliteDailyStore`` (:mod:`.sqlite_daily`) in the SQLite broker's file.
 
@@ -51,8 +51,6 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from ..race.daily import (
     WON,
     DailyEntry,
@@ -63,7 +61,8 @@ from ..race.daily import (
     ranking_key,
     streak,
 )
-from .base import Broker, BrokerUnavailable
+from .base import Broker
+from .errors import redis_errors
 
 STREAK_BATCH = 128
 
@@ -83,6 +82,8 @@ class Recorded:
 
 @dataclass(frozen=True, slots=True)
 class Page:
+    """One page of a day's leaderboard, and how many entries the board has in all."""
+
     total: int
     entries: list[RankedEntry]
 
@@ -167,19 +168,6 @@ def _check_page(offset: int, limit: int) -> None:
         raise ValueError(f"a page needs offset >= 0 and limit >= 0, not {offset} and {limit}")
 
 
-def open_daily_store(broker: Broker, retention_days: int) -> DailyStore:
-    """The daily store that goes with ``broker``."""
-    if broker.kind in ("redis", "redis-cluster"):
-        return RedisDailyStore(broker, retention_days)
-    if broker.kind == "sqlite":
-        from .sqlite import SqliteBroker
-        from .sqlite_daily import SqliteDailyStore
-
-        assert isinstance(broker, SqliteBroker)
-        return SqliteDailyStore(broker, retention_days)
-    return MemoryDailyStore(broker, retention_days)
-
-
 # -- in memory --------------------------------------------------------------
 
 
@@ -193,7 +181,9 @@ class _Day:
 
 
 @dataclass(slots=True)
-class _MemoryData:
+class MemoryDailyData:
+    """The memory daily store's days, held by its broker: every store of one broker shares them."""
+
     days: dict[date, _Day] = field(default_factory=dict)
     won: dict[str, set[date]] = field(default_factory=dict)
 
@@ -201,17 +191,17 @@ class _MemoryData:
 class MemoryDailyStore(DailyStore):
     """The daily challenge in this process's memory: lost when the process stops.
 
-    Kept in ``MemoryBroker.extra`` so that every user of one broker shares it.
+    Its data is its broker's (:class:`MemoryDailyData`), shared by every store of it.
     A day's board is a sorted list: ranks and pages by binary search; an
     insertion shifts the list's tail (a memory move, not a scan). Days are
     dropped ``retention_days`` after they end; won days are kept.
     """
 
-    def __init__(self, broker: Broker, retention_days: int) -> None:
+    def __init__(self, broker: Broker, data: MemoryDailyData, retention_days: int) -> None:
+        """``broker`` publishes the live results; ``data`` is the broker's too."""
         super().__init__(retention_days)
         self.broker = broker
-        extra: dict[str, Any] = getattr(broker, "extra", {})
-        self.data: _MemoryData = extra.setdefault("daily", _MemoryData())
+        self.data = data
 
     def _day(self, day: date, create: bool = False) -> _Day | None:
         now = int(time.time() * 1000)
@@ -354,11 +344,11 @@ def _won_key(key_hash: str) -> str:
 class RedisDailyStore(DailyStore):
     """The daily challenge in Redis (see the module docstring for the layout)."""
 
-    def __init__(self, broker: Broker, retention_days: int) -> None:
+    def __init__(self, redis: Any, retention_days: int, sharded: bool = False) -> None:
+        """``redis``: the broker's redis-py client; ``sharded``: on a Redis Cluster, whose
+        broker subscribes with sharded pub/sub (so the store publishes with it)."""
         super().__init__(retention_days)
-        self.redis: Any = broker.redis  # type: ignore[attr-defined]
-        # On a cluster, published with sharded pub/sub, as the broker subscribes.
-        sharded = broker.kind == "redis-cluster"
+        self.redis = redis
         self._record = self.redis.register_script(
             _RECORD.replace("'PUBLISH'", "'SPUBLISH'") if sharded else _RECORD
         )
@@ -366,21 +356,17 @@ class RedisDailyStore(DailyStore):
 
     async def claim_attempt(self, day: date, key_hash: str, race_id: str) -> str:
         key = _day_key(day, "attempts")
-        try:
+        with redis_errors():
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.hsetnx(key, key_hash, race_id)
                 pipe.hget(key, key_hash)
                 pipe.pexpireat(key, expires_at(day, self.retention_days))
                 _, claimed, _ = await pipe.execute()
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
         return str(claimed)
 
     async def attempt(self, day: date, key_hash: str) -> str | None:
-        try:
+        with redis_errors():
             found = await self.redis.hget(_day_key(day, "attempts"), key_hash)
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
         return None if found is None else str(found)
 
     async def record(
@@ -400,7 +386,7 @@ class RedisDailyStore(DailyStore):
             day.isoformat(),
             "1" if entry.review is not None else "0",
         ]
-        try:
+        with redis_errors():
             created, key, rank = await self._record(keys=keys, args=args)
             key = str(key)
             place = None if int(rank) < 0 else int(rank) + 1
@@ -419,17 +405,13 @@ class RedisDailyStore(DailyStore):
                     pipe.pexpireat(_won_key(key_hash), expire, gt=True)
                     pipe.pexpireat(_won_key(key_hash), expire, nx=True)
                     await pipe.execute()
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
         return Recorded(bool(created), ranked)
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
         _check_page(offset, limit)
         keys = [_day_key(day, "board"), _day_key(day, "entries")]
-        try:
+        with redis_errors():
             answer = await self._page(keys=keys, args=[offset, limit])
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
         total, pairs = int(answer[0]), answer[1:]
         entries = [
             RankedEntry(offset + i + 1, int(pairs[2 * i]), DailyEntry.from_dict(json.loads(text)))
@@ -438,7 +420,7 @@ class RedisDailyStore(DailyStore):
         return Page(total, entries)
 
     async def player(self, day: date, key_hash: str) -> RankedEntry | None:
-        try:
+        with redis_errors():
             key = await self.redis.hget(_day_key(day, "players"), key_hash)
             if key is None:
                 return None
@@ -447,25 +429,19 @@ class RedisDailyStore(DailyStore):
                 pipe.zrank(_day_key(day, "board"), key)
                 pipe.hget(_day_key(day, "entries"), str(entry_id))
                 rank, text = await pipe.execute()
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
         if text is None:
             return None
         place = None if rank is None else int(rank) + 1  # None: held, off the board
         return RankedEntry(place, entry_id, DailyEntry.from_dict(json.loads(text)))
 
     async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None:
-        try:
+        with redis_errors():
             text = await self.redis.hget(_day_key(day, "records"), str(entry_id))
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
         return None if text is None else unpack_record(text)
 
     async def won_days(self, key_hash: str, upto: date, limit: int) -> list[date]:
-        try:
+        with redis_errors():
             found = await self.redis.zrevrangebyscore(
                 _won_key(key_hash), day_number(upto), "-inf", start=0, num=limit
             )
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
         return [date.fromisoformat(text) for text in found]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections import defaultdict
 from typing import Any
 
-from .base import Broker, Condition, Listener, race_channel
+from ..codec import with_seq
+from .base import AppendRefused, Broker, Condition, Listener, race_channel
+from .daily import DailyStore, MemoryDailyData, MemoryDailyStore
 
 
 class MemoryBroker(Broker):
@@ -24,7 +25,7 @@ class MemoryBroker(Broker):
         self._counts: dict[str, dict[str, int]] = {}  # race -> player -> events
         self._over: set[str] = set()
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
-        self.extra: dict[str, Any] = {}  # other stores (the daily challenge) keep state here
+        self.daily_data = MemoryDailyData()  # every daily store of this broker shares it
 
     async def ping(self) -> bool:
         return True
@@ -47,26 +48,29 @@ class MemoryBroker(Broker):
         meta = self._metas.get(race_id)
         return None if meta is None else dict(meta)
 
-    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+    async def append(self, race_id: str, event: str, condition: Condition) -> int:
         log = self._logs[race_id]
         counts = self._counts.setdefault(race_id, {})
         if condition.log_length is not None and len(log) != condition.log_length:
-            return 0
+            raise AppendRefused(f"race {race_id}: the log has moved on")
         player = condition.player_id
         if player is not None:
             if race_id in self._over or counts.get(player, 0) != condition.player_events:
-                return 0
+                raise AppendRefused(f"race {race_id}: {player}'s events have moved on")
             counts[player] = condition.player_events + 1
         if condition.ends_race:
             self._over.add(race_id)
         seq = len(log) + 1
-        text = json.dumps({"seq": seq, **event}, separators=(",", ":"))
+        text = with_seq(seq, event)
         log.append(text)
         await self.publish(race_channel(race_id), text)
         return seq
 
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
-        return [json.loads(text) for text in self._logs.get(race_id, [])[after:]]
+    async def read(self, race_id: str, after: int) -> list[str]:
+        return self._logs.get(race_id, [])[after:]
+
+    def daily_store(self, retention_days: int) -> DailyStore:
+        return MemoryDailyStore(self, self.daily_data, retention_days)
 
     async def subscribe(self, channel: str, listener: Listener) -> None:
         self._listeners[channel].add(listener)

@@ -701,7 +701,15 @@ class Appends:
                 )
             opening = self.open()
         # Shielded: one caller going away must not cancel the others' connect.
-        result = await asyncio.shield(opening)
+        try:
+            result = await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            # The connect itself was called off (the shard closed, a new slot map):
+            # for a caller that was not cancelled, the store is unavailable for now.
+            task = asyncio.current_task()
+            if opening.cancelled() and (task is None or not task.cancelling()):
+                raise BrokerUnavailable(f"the connection to {self.endpoint} was closed") from None
+            raise
         if isinstance(result, BaseException):
             raise BrokerUnavailable(str(result) or type(result).__name__) from result
         return result

@@ -32,7 +32,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
+from ..codec import seq_of
+from .base import AppendRefused, Broker, Condition, Listener, race_channel
+from .daily import DailyStore, RedisDailyStore
+from .errors import redis_errors
 from .node import REPLY_TIMEOUT_S, Appends, Endpoint, Subscription
 from .resp import ProtocolError, encode_command
 
@@ -91,9 +94,9 @@ def _key(race_id: str, part: str) -> str:
     return f"bk:race:{{{race_id}}}:{part}"
 
 
-def append_command(sha: str, race_id: str, event: dict[str, Any], condition: Condition) -> bytes:
-    """``EVALSHA`` of the append script (whose sha is ``sha``) for one event."""
-    text = json.dumps(event, separators=(",", ":"))  # the script puts "seq" first
+def append_command(sha: str, race_id: str, text: str, condition: Condition) -> bytes:
+    """``EVALSHA`` of the append script (whose sha is ``sha``) for one event's text."""
+    # The script puts "seq" first, as codec.with_seq does.
     return encode_command(
         "EVALSHA",
         sha,
@@ -110,10 +113,11 @@ def append_command(sha: str, race_id: str, event: dict[str, Any], condition: Con
     )
 
 
-def confirm_command(race_id: str, event: dict[str, Any]) -> bytes:
-    """``CONFIRM`` for a logged event (as :meth:`Broker.read` returned it)."""
-    text = json.dumps(event, separators=(",", ":"))  # as logged: "seq" first
-    return encode_command("EVAL", CONFIRM, 1, _key(race_id, "log"), event["seq"], text, RACE_TTL_S)
+def confirm_command(race_id: str, text: str) -> bytes:
+    """``CONFIRM`` for a logged event's text (as :meth:`Broker.read` returned it)."""
+    seq = seq_of(text)
+    assert seq is not None, "not a logged event"
+    return encode_command("EVAL", CONFIRM, 1, _key(race_id, "log"), seq, text, RACE_TTL_S)
 
 
 def check_script_loaded(sha: str) -> Any:
@@ -127,6 +131,8 @@ def check_script_loaded(sha: str) -> Any:
 
 
 class RedisBroker(Broker):
+    """The broker on one Redis: logs in lists, appends by script, fan-out by pub/sub."""
+
     kind = "redis"
 
     def __init__(
@@ -195,37 +201,40 @@ class RedisBroker(Broker):
     # -- race logs ---------------------------------------------------------
 
     async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
-        try:
+        with redis_errors():
             await self.redis.set(_key(race_id, "meta"), json.dumps(meta), ex=RACE_TTL_S)
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
 
     async def race_meta(self, race_id: str) -> dict[str, Any] | None:
-        try:
+        with redis_errors():
             text = await self.redis.get(_key(race_id, "meta"))
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
         return None if text is None else dict(json.loads(text))
 
-    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+    async def append(self, race_id: str, event: str, condition: Condition) -> int:
         command = append_command(_APPEND_SHA, race_id, event, condition)
         appender = self._appends.conn
         if appender is None:
             appender = await self._appends.ready()
-        return int(await appender.send(command, command))
+        seq = int(await appender.send(command, command))
+        if not seq:
+            raise AppendRefused(f"race {race_id}: the log has moved on")
+        return seq
 
-    async def confirm(self, race_id: str, event: dict[str, Any]) -> bool:
+    async def confirm(self, race_id: str, event: str) -> bool:
         if not self.replica_wait:
             return True
         appender = self._appends.conn or await self._appends.ready()
         return bool(await appender.send(confirm_command(race_id, event), b""))
 
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
-        try:
+    def shared_client(self) -> Any:
+        return self.redis
+
+    def daily_store(self, retention_days: int) -> DailyStore:
+        return RedisDailyStore(self.redis, retention_days)
+
+    async def read(self, race_id: str, after: int) -> list[str]:
+        with redis_errors():
             texts = await self.redis.lrange(_key(race_id, "log"), after, -1)
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error
-        return [json.loads(text) for text in texts]
+        return [str(text) for text in texts]  # decode_responses: str already
 
     # -- pub/sub -----------------------------------------------------------
 
@@ -248,7 +257,5 @@ class RedisBroker(Broker):
         self._subscription.remove(channel)
 
     async def publish(self, channel: str, data: str) -> None:
-        try:
+        with redis_errors():
             await self.redis.publish(channel, data)
-        except (RedisError, OSError) as error:
-            raise BrokerUnavailable(str(error)) from error

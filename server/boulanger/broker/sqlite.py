@@ -52,10 +52,14 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .base import Broker, BrokerUnavailable, Condition, Listener, race_channel
+from ..codec import with_seq
+from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
 from .sqlite_file import SqliteUrl, connect, lock
+
+if TYPE_CHECKING:
+    from .daily import DailyStore
 
 log = logging.getLogger(__name__)
 
@@ -373,12 +377,17 @@ class SqliteBroker(Broker):
         text = await self.query(find)
         return None if text is None else dict(json.loads(text))
 
-    async def append(self, race_id: str, event: dict[str, Any], condition: Condition) -> int:
+    async def append(self, race_id: str, event: str, condition: Condition) -> int:
         future: asyncio.Future[int] = self._running_loop().create_future()
-        self._submit(_Append(race_id, json.dumps(event, separators=(",", ":")), condition, future))
+        self._submit(_Append(race_id, event, condition, future))
         return await future
 
-    async def read(self, race_id: str, after: int) -> list[dict[str, Any]]:
+    def daily_store(self, retention_days: int) -> DailyStore:
+        from .sqlite_daily import SqliteDailyStore
+
+        return SqliteDailyStore(self, retention_days)
+
+    async def read(self, race_id: str, after: int) -> list[str]:
         def rows(conn: sqlite3.Connection) -> list[tuple[int, str]]:
             return conn.execute(
                 "SELECT seq, data FROM events WHERE race = (SELECT no FROM races WHERE id = ?)"
@@ -387,7 +396,7 @@ class SqliteBroker(Broker):
             ).fetchall()
 
         found = await self.query(rows)
-        return [json.loads(_with_seq(seq, data)) for seq, data in found]
+        return [with_seq(seq, data) for seq, data in found]
 
     # -- pub/sub: in this process -------------------------------------------
 
@@ -501,7 +510,8 @@ class SqliteBroker(Broker):
                         appends += 1
                         done.append((job.future, seq, None, race_channel(job.race_id), text))
                     else:
-                        done.append((job.future, 0, None, None, None))
+                        refused = AppendRefused(f"race {job.race_id}: the log has moved on")
+                        done.append((job.future, None, refused, None, None))
                 else:
                     assert isinstance(job, _Call)
                     done.append(self._call(conn, job))
@@ -547,7 +557,7 @@ class SqliteBroker(Broker):
         if condition.ends_race and not state.over:
             conn.execute("UPDATE races SET over = 1 WHERE no = ?", (state.no,))
             state.over = True
-        return seq, _with_seq(seq, job.text)
+        return seq, with_seq(seq, job.text)
 
     def _state(self, conn: sqlite3.Connection, race_id: str) -> _RaceState:
         states = self._states
@@ -687,8 +697,3 @@ def _vacuum_step(conn: sqlite3.Connection) -> bool:
     for _ in range(min(free, VACUUM_PAGES)):
         conn.execute("PRAGMA incremental_vacuum(1)")
     return free > VACUUM_PAGES
-
-
-def _with_seq(seq: int, data: str) -> str:
-    """The event's JSON with ``seq`` first, as both other brokers write it."""
-    return f'{{"seq":{seq}}}' if data == "{}" else f'{{"seq":{seq},{data[1:]}'

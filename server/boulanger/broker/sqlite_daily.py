@@ -26,7 +26,7 @@ import json
 import sqlite3
 import zlib
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..race.daily import (
     DAY_MS,
@@ -38,7 +38,9 @@ from ..race.daily import (
     today,
 )
 from .daily import DailyStore, Page, Recorded, _check_page, daily_channel, published
-from .sqlite import SqliteBroker
+
+if TYPE_CHECKING:
+    from .sqlite import SqliteBroker
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS daily_attempts (

@@ -56,6 +56,7 @@ from ..engine import GameCode
 from . import protocol as p
 from .review import review_wire
 from .standings import Standing
+from .states import PlayerStatus
 
 CELLS = 4
 FIRST_DAY = date(2026, 1, 1)
@@ -253,7 +254,7 @@ def entry_from_standing(standing: Standing, time_limit_ms: int) -> DailyEntry:
     """A finished race player's daily entry."""
     if standing.time_ms is not None:
         result, time_ms = WON, standing.time_ms
-    elif standing.status == "resigned":
+    elif standing.status == PlayerStatus.RESIGNED:
         result, time_ms = RESIGNED, standing.elapsed_ms
     else:
         result, time_ms = TIME_LIMIT, time_limit_ms

@@ -1,16 +1,16 @@
 """Wire messages: one dataclass per message type, decoded and encoded here.
 
 Client messages go from a browser to the server, server messages the other
-way (named by who sends them). ``decode_client`` turns untrusted JSON into a
-typed message or raises :class:`ProtocolError` with a stable error code; it
-never lets a malformed frame reach the race logic. The document
+way (named by who sends them). :func:`decode` turns an untrusted JSON value
+into a typed message or raises :class:`ProtocolError` with a stable error
+code; it never lets a malformed frame reach the race logic. The text of
+frames is :mod:`boulanger.codec`'s business. The document
 ``docs/protocol.md`` describes every type here and is tested against it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import types
 import typing
 from dataclasses import dataclass, field
@@ -21,9 +21,6 @@ from .errors import ProtocolError
 ACTION_ID_MAX = 64
 REF_MAX = 64
 NAME_MAX = 24
-# Deeper JSON is refused before parsing: no message nests beyond 2 levels,
-# and parsing deeper text costs stack (thousands of "[" raise RecursionError).
-JSON_DEPTH_MAX = 32
 
 JsonDict = dict[str, Any]
 
@@ -52,15 +49,14 @@ class Message:
             data["ref"] = data.pop("ref")
         return data
 
-    def encode(self) -> str:
-        return json.dumps(self.to_wire(), separators=(",", ":"))
-
 
 # -- client messages ------------------------------------------------------
 
 
 @dataclass(slots=True)
 class Join(Message):
+    """Join a race as a player (new, or returning with ``token``) or as a spectator."""
+
     type: ClassVar[str] = "join"
     role: Literal["player", "spectator"] = "player"
     name: str | None = None
@@ -71,11 +67,15 @@ class Join(Message):
 
 @dataclass(slots=True)
 class Start(Message):
+    """The host starts the race (after the countdown)."""
+
     type: ClassVar[str] = "start"
 
 
 @dataclass(slots=True)
 class MoveAction(Message):
+    """Move ``count`` cards from ``src`` to ``dst`` (place names)."""
+
     type: ClassVar[str] = "move"
     action_id: str
     src: str
@@ -85,6 +85,8 @@ class MoveAction(Message):
 
 @dataclass(slots=True)
 class Tap(Message):
+    """A card tapped: to the foundation if it can go there."""
+
     type: ClassVar[str] = "tap"
     action_id: str
     card: str
@@ -92,6 +94,8 @@ class Tap(Message):
 
 @dataclass(slots=True)
 class DoubleTap(Message):
+    """A card double-tapped: to its best destination."""
+
     type: ClassVar[str] = "double_tap"
     action_id: str
     card: str
@@ -99,46 +103,62 @@ class DoubleTap(Message):
 
 @dataclass(slots=True)
 class Undo(Message):
+    """Take back the player's last move."""
+
     type: ClassVar[str] = "undo"
     action_id: str
 
 
 @dataclass(slots=True)
 class Resign(Message):
+    """The player gives up this race."""
+
     type: ClassVar[str] = "resign"
     action_id: str
 
 
 @dataclass(slots=True)
 class Resync(Message):
+    """The events after ``last_seq`` again (or a snapshot)."""
+
     type: ClassVar[str] = "resync"
     last_seq: int
 
 
 @dataclass(slots=True)
 class Watch(Message):
+    """Follow a player's board (None: stop)."""
+
     type: ClassVar[str] = "watch"
     player_id: str | None
 
 
 @dataclass(slots=True)
 class HintRequest(Message):
+    """A hint, in a practice game."""
+
     type: ClassVar[str] = "hint"
 
 
 @dataclass(slots=True)
 class Rematch(Message):
+    """The host opens the race's rematch."""
+
     type: ClassVar[str] = "rematch"
 
 
 @dataclass(slots=True)
 class Ping(Message):
+    """The client checks the connection; answered with a pong."""
+
     type: ClassVar[str] = "ping"
     t: int | None = None
 
 
 @dataclass(slots=True)
 class Pong(Message):
+    """The client's answer to a server ping."""
+
     type: ClassVar[str] = "pong"
     t: int | None = None
 
@@ -151,6 +171,8 @@ ACTION_TYPES = (MoveAction, Tap, DoubleTap, Undo, Resign)
 
 @dataclass(slots=True)
 class Welcome(Message):
+    """The answer to a join: who the connection is, the race and the player's game."""
+
     type: ClassVar[str] = "welcome"
     role: str
     player_id: str | None
@@ -161,6 +183,8 @@ class Welcome(Message):
 
 @dataclass(slots=True)
 class Ack(Message):
+    """An action accepted: its seq in the log, the move made and the game after it."""
+
     type: ClassVar[str] = "ack"
     action_id: str
     seq: int
@@ -170,6 +194,8 @@ class Ack(Message):
 
 @dataclass(slots=True)
 class Reject(Message):
+    """An action refused, with a stable code."""
+
     type: ClassVar[str] = "reject"
     action_id: str
     code: str
@@ -178,6 +204,8 @@ class Reject(Message):
 
 @dataclass(slots=True)
 class Error(Message):
+    """A message refused (other than an action), with a stable code."""
+
     type: ClassVar[str] = "error"
     omitted_when_none: ClassVar[frozenset[str]] = frozenset({"ref", "action_id"})
     code: str
@@ -188,6 +216,8 @@ class Error(Message):
 
 @dataclass(slots=True)
 class PlayerJoined(Message):
+    """Event: a player joined."""
+
     type: ClassVar[str] = "player_joined"
     seq: int
     race_state: str
@@ -196,6 +226,8 @@ class PlayerJoined(Message):
 
 @dataclass(slots=True)
 class RaceStarting(Message):
+    """Event: the race starts at ``start_at``, and its deal."""
+
     type: ClassVar[str] = "race_starting"
     seq: int
     race_state: str
@@ -209,6 +241,8 @@ class RaceStarting(Message):
 
 @dataclass(slots=True)
 class Progress(Message):
+    """Event: a player acted; their standing and everyone's order."""
+
     type: ClassVar[str] = "progress"
     seq: int
     race_state: str
@@ -218,6 +252,8 @@ class Progress(Message):
 
 @dataclass(slots=True)
 class RaceOver(Message):
+    """Event: the race is over; the final standings."""
+
     type: ClassVar[str] = "race_over"
     seq: int
     race_state: str
@@ -227,6 +263,8 @@ class RaceOver(Message):
 
 @dataclass(slots=True)
 class RematchOpened(Message):
+    """Event: the race's rematch is open at ``url``."""
+
     type: ClassVar[str] = "rematch"
     seq: int
     race_state: str
@@ -237,6 +275,8 @@ class RematchOpened(Message):
 
 @dataclass(slots=True)
 class Snapshot(Message):
+    """The whole race now (and the player's game), for a client too far behind."""
+
     type: ClassVar[str] = "snapshot"
     race: JsonDict
     game: JsonDict | None
@@ -252,6 +292,8 @@ class ResyncDone(Message):
 
 @dataclass(slots=True)
 class BoardUpdate(Message):
+    """A watched player's board after their action."""
+
     type: ClassVar[str] = "board"
     player_id: str
     game: JsonDict
@@ -259,6 +301,8 @@ class BoardUpdate(Message):
 
 @dataclass(slots=True)
 class HintResult(Message):
+    """The answer to a hint request."""
+
     type: ClassVar[str] = "hint_result"
     result: str
     move: JsonDict | None
@@ -266,12 +310,16 @@ class HintResult(Message):
 
 @dataclass(slots=True)
 class ServerPing(Message):
+    """The server checks the connection; the client answers with a pong."""
+
     type: ClassVar[str] = "ping"
     t: int | None = None
 
 
 @dataclass(slots=True)
 class ServerPong(Message):
+    """The answer to a client's ping."""
+
     type: ClassVar[str] = "pong"
     t: int | None = None
 
@@ -361,48 +409,6 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _too_deep(text: str | bytes, limit: int) -> bool:
-    """True when brackets nest deeper than ``limit`` (strings are skipped)."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    # Most frames have a few brackets in all: no need to look closer.
-    if text.count("[") + text.count("{") <= limit:
-        return False
-    depth = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif char in "]}":
-            depth -= 1
-    return False
-
-
-def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
-    """Untrusted JSON text parsed, or :class:`ProtocolError` ``bad_json``.
-
-    Refuses nesting deeper than ``depth`` and numbers too long to convert
-    (Python's 4,300-digit limit) the same way as any other malformed text.
-    """
-    if _too_deep(text, depth):
-        raise ProtocolError("bad_json", f"JSON nested deeper than {depth} levels")
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        raise ProtocolError("bad_json", "the frame is not valid JSON") from None
-
-
 def _an_id(value: Any, limit: int) -> str | None:
     """``value`` when it is a valid ``ref`` or ``action_id`` (a string of 1..limit characters)."""
     return value if isinstance(value, str) and 1 <= len(value) <= limit else None
@@ -450,13 +456,3 @@ def _build(data: dict[str, Any], registry: dict[str, type[Message]]) -> Message:
         if values.get(name) is not None and _an_id(values[name], limit) is None:
             raise ProtocolError("bad_message", f"{name} must be 1..{limit} characters")
     return cls(**values)
-
-
-def decode_client(text: str) -> Message:
-    """Parse one client frame; raise :class:`ProtocolError` on anything malformed."""
-    return decode(parse_json(text), CLIENT_MESSAGES)
-
-
-def decode_server(text: str) -> Message:
-    """Parse one server frame (for clients written in Python, and the tests)."""
-    return decode(json.loads(text), SERVER_MESSAGES)

@@ -12,8 +12,8 @@ does not hold the queue.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from .events import Started
 from .race import Race
 
 DEFAULT_PLAYERS = 8
@@ -97,8 +97,8 @@ class QuickQueue:
             del self.open[race.cells]
 
 
-def start_event(race: Race, now: int) -> dict[str, Any] | None:
+def start_event(race: Race, now: int) -> Started | None:
     """The start event of a quick race, which has no host: the queue starts it."""
     if race.start_at is not None or race.over_reason is not None:
         return None
-    return {"kind": "start", "at": now, "start_at": now + race.meta.countdown_ms}
+    return Started(now, now + race.meta.countdown_ms)

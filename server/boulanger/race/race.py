@@ -31,10 +31,12 @@ from . import protocol as p
 from .condition import Condition
 from .daily import day_over
 from .errors import ProtocolError
+from .events import Acted, Ended, Event, Joined, RematchOpened, Resigned, Started
 from .ids import secret_hash, secret_matches
 from .names import clean_name, name_key
 from .review import ReviewLimits, review
 from .standings import Standing, leaderboard_key, rank
+from .states import EndReason, PlayerStatus, RaceState
 
 MAX_PLAYERS = 8
 # Action ids remembered per player for idempotence. Clients resend only the
@@ -43,7 +45,15 @@ REMEMBERED_ACTIONS = 64
 DEFAULT_TIME_LIMIT_S = 30 * 60
 DEFAULT_COUNTDOWN_MS = 3000
 
-LOBBY, COUNTDOWN, RUNNING, FINISHED = "lobby", "countdown", "running", "finished"
+# The states by their former names, kept for callers that import them.
+LOBBY, COUNTDOWN, RUNNING, FINISHED = (
+    RaceState.LOBBY,
+    RaceState.COUNTDOWN,
+    RaceState.RUNNING,
+    RaceState.FINISHED,
+)
+# A game's status as a player's (the same values, one lookup per action).
+_PLAYER_STATUS = {status: PlayerStatus(status.value) for status in Status}
 
 
 @dataclass(slots=True)
@@ -82,6 +92,8 @@ class RaceMeta:
 
 @dataclass(slots=True)
 class Player:
+    """One player of a race, as the replica has them: their game and what the log said of them."""
+
     player_id: str
     name: str
     host: bool
@@ -91,7 +103,7 @@ class Player:
     resigned: bool = False
     won_at: int | None = None
     last_at: int | None = None
-    status: str = Status.PLAYING.value
+    status: PlayerStatus = PlayerStatus.PLAYING
     # This player's events in the log (actions and resign): the condition
     # under which the next one may be appended.
     events: int = 0
@@ -173,7 +185,7 @@ class Race:
         self.players: dict[str, Player] = {}
         self.start_at: int | None = None
         self.ends_at: int | None = None
-        self.over_reason: str | None = None
+        self.over_reason: EndReason | None = None
         self.rematch: dict[str, Any] | None = None
         self.rematch_seq = 0  # the rematch event's seq
         self.limits = None if meta.review is None else ReviewLimits.from_dict(meta.review)
@@ -189,7 +201,8 @@ class Race:
     def race_id(self) -> str:
         return self.meta.race_id
 
-    def state(self, now: int) -> str:
+    def state(self, now: int) -> RaceState:
+        """Where the race stands at ``now`` (ms)."""
         if self.over_reason is not None:
             return FINISHED
         if self.start_at is None:
@@ -201,6 +214,7 @@ class Race:
         return next((p.player_id for p in self.players.values() if p.host), None)
 
     def player_by_token(self, token: str) -> Player | None:
+        """The player whose token this is, or None."""
         wanted = secret_hash(token)
         return next((p for p in self.players.values() if p.token_hash == wanted), None)
 
@@ -246,6 +260,7 @@ class Race:
     # -- views ---------------------------------------------------------
 
     def standing(self, player: Player) -> Standing:
+        """One player's standing now (unranked: :meth:`standings` ranks)."""
         start = self.start_at or 0
         game = player.game
         return Standing(
@@ -255,7 +270,7 @@ class Race:
             foundation_cards=game.board.foundation_cards,
             score=game.score,
             actions=game.actions,
-            status="resigned" if player.resigned else player.status,
+            status=PlayerStatus.RESIGNED if player.resigned else player.status,
             elapsed_ms=max(0, player.last_at - start) if player.last_at else 0,
             rank=None,
             time_ms=None if player.won_at is None else player.won_at - start,
@@ -276,9 +291,11 @@ class Race:
         )
 
     def standings(self, final: bool = False) -> list[Standing]:
+        """Everyone's standing in leaderboard order; ``final`` ranks everyone."""
         return rank([self.standing(p) for p in self.players.values()], final)
 
     def snapshot(self, now: int) -> dict[str, Any]:
+        """The race as a client sees it at ``now`` (``race`` of welcome and snapshot)."""
         ordered = self.standings(final=self.over_reason is not None)
         return {
             "race_id": self.race_id,
@@ -327,7 +344,7 @@ class Race:
 
     # -- decisions: refuse, or return the event to append ----------------
 
-    def decide_join(self, message: p.Join, now: int, player_id: str, token: str) -> dict[str, Any]:
+    def decide_join(self, message: p.Join, now: int, player_id: str, token: str) -> Joined:
         """A new player's join event (a returning player needs no event)."""
         if self.state(now) == FINISHED:
             raise ProtocolError("race_over", "the race is over; watch it instead")
@@ -348,27 +365,22 @@ class Race:
         if any(name_key(pl.name) == key for pl in self.players.values()):
             raise ProtocolError("name_taken", f"{name!r} is taken (or looks like a name taken)")
         host = holds_key and self.host_id is None
-        return {
-            "kind": "join",
-            "at": now,
-            "player_id": player_id,
-            "name": name,
-            "host": host,
-            "token_hash": secret_hash(token),
-        }
+        return Joined(now, player_id, name, host, secret_hash(token))
 
-    def decide_start(self, player_id: str, now: int) -> dict[str, Any]:
+    def decide_start(self, player_id: str, now: int) -> Started:
+        """The start event; refused unless the host starts a race not started."""
         if self.over_reason is not None:
             raise ProtocolError("race_over", "the race is over")
         if player_id != self.host_id:
             raise ProtocolError("not_host", "only the race's host can start it")
         if self.start_at is not None:
             raise ProtocolError("already_started", "the race has started already")
-        return {"kind": "start", "at": now, "start_at": now + self.meta.countdown_ms}
+        return Started(now, now + self.meta.countdown_ms)
 
     def decide_action(
         self, player_id: str, action: p.Action, now: int
-    ) -> dict[str, Any] | Duplicate:
+    ) -> Acted | Resigned | Duplicate:
+        """A player's action or resign event; a repeated action id is a :class:`Duplicate`."""
         player = self.players[player_id]
         done = player.applied.get(action.action_id)
         if done is not None:
@@ -381,19 +393,18 @@ class Race:
             raise ProtocolError("not_started", "the race has not started yet")
         if player.done:
             raise ProtocolError("finished", "you have already won or resigned")
-        base = {"at": now, "player_id": player_id, "action_id": action.action_id}
         if isinstance(action, p.Resign):
-            return {"kind": "resign", **base}
+            return Resigned(now, player_id, action.action_id)
         game = player.game
         try:
             if isinstance(action, p.Undo):
                 if not game.can_undo:
                     game.undo()  # raises the right NothingToUndoError
-                return {"kind": "action", **base, "action": {"undo": True}}
+                return Acted(now, player_id, action.action_id, None)
             move = self._resolve(game, action)
         except EngineError as error:
             raise _refusal(error) from None
-        return {"kind": "action", **base, "action": move.to_dict()}
+        return Acted(now, player_id, action.action_id, move)
 
     @staticmethod
     def _resolve(game: Game, action: p.Action) -> Move:
@@ -413,19 +424,19 @@ class Race:
             raise NoDestinationError(f"{action.card} has no destination")
         return found
 
-    def decide_over(self, now: int) -> dict[str, Any] | None:
+    def decide_over(self, now: int) -> Ended | None:
         """The race_over event when the race should end now and has not yet."""
         if self.over_reason is not None or self.start_at is None:
             return None
         if self.players and all(pl.done for pl in self.players.values()):
-            return {"kind": "over", "at": now, "reason": "all_done"}
+            return Ended(now, EndReason.ALL_DONE)
         if self.ends_at is not None and now >= self.ends_at:
-            return {"kind": "over", "at": now, "reason": "time_limit"}
+            return Ended(now, EndReason.TIME_LIMIT)
         return None
 
     def decide_rematch(
         self, player_id: str, race_id: str, code: str | None
-    ) -> dict[str, Any] | None:
+    ) -> RematchOpened | None:
         """The rematch event; None when the race has its rematch already (one per race)."""
         if player_id != self.host_id:
             raise ProtocolError("not_host", "only the race's host can open a rematch")
@@ -433,108 +444,121 @@ class Race:
             raise ProtocolError("not_started", "a rematch opens once the race is over")
         if self.rematch is not None:
             return None
-        return {
-            "kind": "rematch",
-            "at": 0,
-            "race_id": race_id,
-            "code": code,
-            "url": f"/race/{race_id}",
-        }
+        return RematchOpened(0, race_id, code, f"/race/{race_id}")
 
-    def condition(self, event: dict[str, Any]) -> Condition:
+    def condition(self, event: Event) -> Condition:
         """When ``event``, decided against this replica, may still be appended.
 
         A player's action depends only on that player's own game (and on the
         race not being over), so it needs only their events unchanged; other
         events depend on the whole race as this replica has it.
         """
-        kind = event["kind"]
-        if kind in ("action", "resign"):
-            player = self.players[event["player_id"]]
+        if isinstance(event, (Acted, Resigned)):
+            player = self.players[event.player_id]
             return Condition(player_id=player.player_id, player_events=player.events)
-        return Condition(log_length=self.seq, ends_race=kind == "over")
+        return Condition(log_length=self.seq, ends_race=isinstance(event, Ended))
 
     # -- applying events -------------------------------------------------
 
-    def apply(self, event: dict[str, Any]) -> p.Message:
-        """Apply the next event of the log; return the message all clients get."""
-        seq = event["seq"]
+    def apply(self, seq: int, event: Event) -> p.Message:
+        """Apply the log's next event (number ``seq``); return the message all clients get."""
         if seq != self.seq + 1:
             raise ValueError(f"race {self.race_id}: event {seq} applied after {self.seq}")
         self.seq = seq
-        kind = event["kind"]
-        now = event.get("at", 0)
-        if kind == "join":
-            player = Player(
-                player_id=event["player_id"],
-                name=event["name"],
-                host=event["host"],
-                token_hash=event["token_hash"],
-                order=len(self.players),
-                game=Game(self.code),
-            )
-            self.players[player.player_id] = player
-            return p.PlayerJoined(seq, self.state(now), self.standing(player).to_wire())
-        if kind == "start":
-            self.start_at = event["start_at"]
-            self.ends_at = self.start_at + self.meta.time_limit_s * 1000
-            # The deal, for everyone at once: the same starting position for all.
-            return p.RaceStarting(
-                seq,
-                self.state(now),
-                self.start_at,
-                self.ends_at,
-                now,
-                self.meta.code,
-                game_view(Game(self.code)),
-            )
-        if kind in ("action", "resign"):
-            player = self.players[event["player_id"]]
-            player.events += 1
-            move: Move | None = None
-            if kind == "resign":
-                # The game's own status says so too (its ack, welcome and board).
-                player.resigned = True
-                player.status = "resigned"
-            else:
-                # Never backwards, whichever process's clock accepted it.
-                last = player.times[-1] if player.times else 0
-                player.times.append(max(last, now - (self.start_at or 0)))
-                action = event["action"]
-                if "undo" in action:
-                    move = player.game.undo()
-                else:
-                    move = Move.from_dict(action)  # interned: remembering it costs a pointer
-                    player.game.play(move)
-                status = player.game.status
-                player.status = status.value
-                if status is Status.WON:
-                    player.won_at = now
-            player.last_at = now
-            if player.done:
-                self._judge(player)
-            applied = player.applied
-            applied[event["action_id"]] = (seq, move)
-            if len(applied) > REMEMBERED_ACTIONS:
-                del applied[next(iter(applied))]  # the oldest: dicts keep insertion order
-            # The order of everyone, but the standing of the one who acted only:
-            # this runs for every action.
-            ordered = sorted(self.players.values(), key=self._leaderboard_key)
-            mine = self.standing(player)
-            if mine.time_ms is not None:
-                mine.rank = ordered.index(player) + 1
-            leaderboard = [pl.player_id for pl in ordered]
-            return p.Progress(seq, self.state(now), mine.to_wire(), leaderboard)
-        if kind == "over":
-            self.over_reason = event["reason"]
-            for player in self.players.values():
-                self._judge(player)
-            final = [s.to_wire() for s in self.standings(final=True)]
-            return p.RaceOver(seq, FINISHED, self.over_reason, final)
-        if kind == "rematch":
-            self.rematch = {"race_id": event["race_id"], "code": event["code"], "url": event["url"]}
-            self.rematch_seq = seq
-            return p.RematchOpened(
-                seq, self.state(now), event["race_id"], event["code"], event["url"]
-            )
-        raise ValueError(f"race {self.race_id}: unknown event kind {kind!r}")
+        match event:
+            case Acted():
+                return self._acted(seq, event)
+            case Resigned():
+                return self._resigned(seq, event)
+            case Joined():
+                return self._joined(seq, event)
+            case Started():
+                return self._started(seq, event)
+            case Ended():
+                return self._ended(seq, event)
+            case RematchOpened():
+                return self._rematch_opened(seq, event)
+        raise ValueError(f"race {self.race_id}: unknown event {event!r}")
+
+    def _joined(self, seq: int, event: Joined) -> p.Message:
+        player = Player(
+            player_id=event.player_id,
+            name=event.name,
+            host=event.host,
+            token_hash=event.token_hash,
+            order=len(self.players),
+            game=Game(self.code),
+        )
+        self.players[player.player_id] = player
+        return p.PlayerJoined(seq, self.state(event.at), self.standing(player).to_wire())
+
+    def _started(self, seq: int, event: Started) -> p.Message:
+        self.start_at = event.start_at
+        self.ends_at = self.start_at + self.meta.time_limit_s * 1000
+        # The deal, for everyone at once: the same starting position for all.
+        return p.RaceStarting(
+            seq,
+            self.state(event.at),
+            self.start_at,
+            self.ends_at,
+            event.at,
+            self.meta.code,
+            game_view(Game(self.code)),
+        )
+
+    def _acted(self, seq: int, event: Acted) -> p.Message:
+        player = self.players[event.player_id]
+        now = event.at
+        # Never backwards, whichever process's clock accepted it.
+        last = player.times[-1] if player.times else 0
+        player.times.append(max(last, now - (self.start_at or 0)))
+        move = event.move
+        if move is None:
+            move = player.game.undo()
+        else:
+            player.game.play(move)
+        status = player.game.status
+        player.status = _PLAYER_STATUS[status]
+        if status is Status.WON:
+            player.won_at = now
+        return self._player_event(seq, player, event.action_id, now, move)
+
+    def _resigned(self, seq: int, event: Resigned) -> p.Message:
+        player = self.players[event.player_id]
+        # The game's own status says so too (its ack, welcome and board).
+        player.resigned = True
+        player.status = PlayerStatus.RESIGNED
+        return self._player_event(seq, player, event.action_id, event.at, None)
+
+    def _player_event(
+        self, seq: int, player: Player, action_id: str, now: int, move: Move | None
+    ) -> p.Message:
+        """What an action and a resign have in common: the player's standing sent to all."""
+        player.events += 1
+        player.last_at = now
+        if player.done:
+            self._judge(player)
+        applied = player.applied
+        applied[action_id] = (seq, move)
+        if len(applied) > REMEMBERED_ACTIONS:
+            del applied[next(iter(applied))]  # the oldest: dicts keep insertion order
+        # The order of everyone, but the standing of the one who acted only:
+        # this runs for every action.
+        ordered = sorted(self.players.values(), key=self._leaderboard_key)
+        mine = self.standing(player)
+        if mine.time_ms is not None:
+            mine.rank = ordered.index(player) + 1
+        leaderboard = [pl.player_id for pl in ordered]
+        return p.Progress(seq, self.state(now), mine.to_wire(), leaderboard)
+
+    def _ended(self, seq: int, event: Ended) -> p.Message:
+        self.over_reason = event.reason
+        for player in self.players.values():
+            self._judge(player)
+        final = [s.to_wire() for s in self.standings(final=True)]
+        return p.RaceOver(seq, FINISHED, self.over_reason, final)
+
+    def _rematch_opened(self, seq: int, event: RematchOpened) -> p.Message:
+        self.rematch = {"race_id": event.race_id, "code": event.code, "url": event.url}
+        self.rematch_seq = seq
+        return p.RematchOpened(seq, self.state(event.at), event.race_id, event.code, event.url)

@@ -6,17 +6,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from .review import review_wire
+from .states import PlayerStatus
 
 
 @dataclass(slots=True)
 class Standing:
+    """One player's place in a race, as the wire shows it (``to_wire``)."""
+
     player_id: str
     name: str
     host: bool
     foundation_cards: int
     score: int
     actions: int
-    status: str
+    status: PlayerStatus
     elapsed_ms: int
     rank: int | None
     time_ms: int | None

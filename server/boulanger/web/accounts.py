@@ -29,7 +29,6 @@ from urllib.parse import urlsplit
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -41,9 +40,10 @@ from ..race.errors import ProtocolError
 from ..race.ids import secret_hash
 from .hub import RaceHub, now_ms
 from .limits import address_key
+from .refusals import Refused
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .services import Server
     from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -53,14 +53,6 @@ CEREMONY_S = 300.0  # a passkey ceremony's challenge lives this long
 CELLS = (4, 2, 1)
 HISTORY_SHOWN = 20
 TOP_MAX = 100
-
-
-class Refused(Exception):
-    """A request refused with a status and an error code."""
-
-    def __init__(self, status: int, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.status, self.code, self.reason = status, code, reason
 
 
 def _answer(refused: Refused) -> JSONResponse:
@@ -290,15 +282,10 @@ def _address(request: Request) -> str:
 
 
 async def _body(request: Request, fields: set[str]) -> dict[str, Any]:
-    from .http import body_code, json_body
+    from .http import json_body, known_fields
 
-    try:
-        data = await json_body(request)
-    except HTTPException as exc:
-        raise Refused(exc.status_code, body_code(exc.status_code), str(exc.detail)) from None
-    unknown = set(data) - fields
-    if unknown:
-        raise Refused(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
+    data = await json_body(request)
+    known_fields(data, *sorted(fields))
     return data
 
 
@@ -322,15 +309,9 @@ def _guarded(handler: Any, *, changes: bool = True) -> Any:
 
 
 def _player_key(value: Any) -> str | None:
-    from .daily_http import Refused as DailyRefused
     from .daily_http import _player_key as check
 
-    if value is None:
-        return None
-    try:
-        return check(value)
-    except DailyRefused:
-        raise Refused(400, "bad_player_key", "a player key is 16 to 128 characters") from None
+    return None if value is None else check(value)
 
 
 def _me(account: dict[str, Any]) -> dict[str, Any]:

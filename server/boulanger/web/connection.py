@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from starlette.websockets import WebSocket, WebSocketState
 
+from ..race.states import Role
 from .frames import DirectSocket, text_frame
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ class Connection:
         self.close_code: int | None = None
         self.last_heard = time.monotonic()
         self.player_id: str | None = None
-        self.role: str | None = None
+        self.role: Role | None = None
         self.watching: str | None = None
         # Names this connection across processes (for "replaced" kicks).
         self.nonce = secrets.token_hex(8)

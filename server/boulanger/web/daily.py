@@ -21,18 +21,19 @@ from collections import deque
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from ..broker import Broker, BrokerUnavailable
-from ..broker.daily import DailyStore, daily_channel, open_daily_store, parse_published
+from .. import codec
+from ..broker import Broker, BrokerUnavailable, Store
+from ..broker.daily import DailyStore, daily_channel, parse_published
 from ..engine import GameCode
 from ..race import daily as d
 from ..race.errors import ProtocolError
 from ..solver import catalog
 from .connection import Connection, send_to_all
-from .hub import RaceHub, now_ms
+from .hub import Hubs, RaceHub, now_ms
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from .app import Server
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +45,10 @@ RECENT_MAX = 20
 class Daily:
     """The daily challenge in one server process: its store and live leaderboards."""
 
-    def __init__(self, broker: Broker, settings: Settings) -> None:
-        self.broker = broker
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.broker = store.broker
         self.settings = settings
-        self.store: DailyStore = open_daily_store(broker, settings.daily_retention_days)
+        self.store: DailyStore = store.daily
         self.boards: dict[date, LiveBoard] = {}
 
     async def close(self) -> None:
@@ -96,7 +97,7 @@ class Daily:
         if recorded.created:
             log.info("daily %s: entry %d recorded", meta.daily, recorded.ranked.entry_id)
 
-    async def settle(self, server: Server, day: date, key_hash: str) -> d.RankedEntry | None:
+    async def settle(self, hubs: Hubs, day: date, key_hash: str) -> d.RankedEntry | None:
         """The player's entry, recording it first when their ranked race is over unrecorded.
 
         A race left without connections is closed in its process before its
@@ -106,7 +107,7 @@ class Daily:
         if ranked is not None:
             return ranked
         race_id = await self.store.attempt(day, key_hash)
-        hub = None if race_id is None else await server.hubs.get(race_id)
+        hub = None if race_id is None else await hubs.get(race_id)
         if hub is None:
             return None
         await hub.catch_up()
@@ -195,7 +196,7 @@ class LiveBoard:
     async def _message(self, recent: list[dict[str, Any]]) -> str:
         page = await self.store.page(self.day, 0, LIVE_TOP)
         entries = [ranked.to_wire() for ranked in page.entries]
-        return d.DailyLeaderboard(self.day.isoformat(), page.total, entries, recent).encode()
+        return codec.encode(d.DailyLeaderboard(self.day.isoformat(), page.total, entries, recent))
 
     async def greet(self, conn: Connection) -> None:
         """Send the leaderboard to a new watcher, then add it to the pushes' audience."""

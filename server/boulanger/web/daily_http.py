@@ -14,30 +14,30 @@ import re
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
+from .. import codec
 from ..broker import BrokerUnavailable
 from ..race import daily as d
 from ..race import protocol as p
 from ..race.errors import ProtocolError
 from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.names import clean_name
-from ..race.race import RaceMeta
 from .connection import (
     CLOSE_NO_RACE,
     CLOSE_TRY_AGAIN,
 )
 from .daily import LiveBoard
-from .http import body_code, error, json_body
+from .http import json_body, known_fields, may_create
 from .hub import now_ms
+from .refusals import Refused
 from .session import Session, limited_per_address, refuse
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .services import Server
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +45,6 @@ PAGE_DEFAULT, PAGE_MAX = 20, 100
 OFFSET_MAX = 10_000_000
 PLAYER_KEY_HEADER = "x-player-key"
 _PLAYER_KEY = re.compile(r"[A-Za-z0-9._~-]{16,128}", re.ASCII)
-
-
-class Refused(Exception):
-    """An HTTP request refused: answered with :func:`boulanger.web.http.error`."""
-
-    def __init__(self, status: int, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.response = error(status, code, reason)
 
 
 def _host_key(player_key: str, race_id: str) -> str:
@@ -103,37 +95,14 @@ def _player_key(value: Any) -> str:
     return value
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    try:
-        return await json_body(request)
-    except HTTPException as exc:
-        raise Refused(exc.status_code, body_code(exc.status_code), str(exc.detail)) from None
-
-
-def _refusals(handler: Any) -> Any:
-    async def wrapped(request: Request) -> Response:
-        try:
-            response: Response = await handler(request)
-        except Refused as refused:
-            return refused.response
-        return response
-
-    wrapped.__name__ = handler.__name__
-    wrapped.__doc__ = handler.__doc__
-    return wrapped
-
-
-@_refusals
 async def today_challenge(request: Request) -> Response:
     return JSONResponse(_server(request).daily.challenge(d.today(now_ms())))
 
 
-@_refusals
 async def day_challenge(request: Request) -> Response:
     return JSONResponse(_server(request).daily.challenge(_day(request.path_params["date"])))
 
 
-@_refusals
 async def leaderboard(request: Request) -> Response:
     day = _day(request.path_params["date"])
     limit = _int_param(request, "limit", PAGE_DEFAULT, 1, PAGE_MAX)
@@ -150,30 +119,23 @@ async def leaderboard(request: Request) -> Response:
     )
 
 
-@_refusals
 async def create_attempt(request: Request) -> Response:
     """A one-player race on the day's deal: ranked for a key's first attempt of today."""
     server = _server(request)
     day = _day(request.path_params["date"])
-    data = await _body(request)
-    unknown = set(data) - {"player_key", "name"}
-    if unknown:
-        raise Refused(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
+    data = await json_body(request)
+    known_fields(data, "player_key", "name")
     # The session cookie counts on a request from this site's own pages only.
     account = None
     if server.accounts.same_origin(request):
         account = await server.accounts.account_of(request)
+    player_key = ""
     if account is None or data.get("player_key") is not None:
         player_key = _player_key(data.get("player_key"))
     name = data.get("name")
     if name is not None:
-        try:
-            clean_name(name)  # the rules of a join (boulanger.race.names)
-        except ProtocolError as refused:
-            raise Refused(400, refused.code, refused.reason) from None
-    address = request.client.host if request.client else "?"
-    if not await server.addresses.may_create(address):
-        raise Refused(429, "too_many_races", "too many races created from this address")
+        clean_name(name)  # the rules of a join; a ProtocolError is answered as a 400
+    await may_create(server, request)
     # Signed in: the account's attempt (one ranked a day, wherever it signs in).
     # A guest's is unranked, unless this server ranks guests (daily_guests_ranked).
     key_hash = account["daily_key"] if account is not None else secret_hash(player_key)
@@ -181,7 +143,7 @@ async def create_attempt(request: Request) -> Response:
     daily = server.daily
     ranked = False
     today = day == d.today(now_ms())
-    if today and may_rank and await daily.settle(server, day, key_hash) is None:
+    if today and may_rank and await daily.settle(server.hubs, day, key_hash) is None:
         race_id = await daily.store.claim_attempt(day, key_hash, new_race_id())
         secret = player_key if account is None else account["secret"]
         host_key = _host_key(secret, race_id)
@@ -209,28 +171,21 @@ async def _create_race(
     server: Server, day: date, race_id: str, host_key: str, key_hash: str, *, ranked: bool
 ) -> None:
     info = server.daily.challenge(day)
-    today = day == d.today(now_ms())
-    meta = RaceMeta(
-        race_id=race_id,
-        code=str(server.daily.game_code(day)),
-        created_at=now_ms(),
-        host_key_hash=secret_hash(host_key),
-        time_limit_s=server.settings.time_limit_s,
-        countdown_ms=server.settings.countdown_ms,
-        practice=False,
+    meta = server.race_meta(
+        race_id,
+        server.daily.game_code(day),
+        secret_hash(host_key),
         par=info["par"],
         winnable=True if info["par"] is not None else None,
         daily=day.isoformat(),
         ranked=ranked,
         player_key_hash=key_hash,
         # Today's deal stays secret until the day ends (docs/fair-play.md).
-        hidden_deal=today,
-        review=server.settings.review_limits().to_dict(),
+        hidden_deal=day == d.today(now_ms()),
     )
     await server.broker.create_race(race_id, meta.to_dict())
 
 
-@_refusals
 async def my_standing(request: Request) -> Response:
     """The caller's rank, entry, streak and ranked attempt; the player key is a header."""
     server = _server(request)
@@ -241,7 +196,7 @@ async def my_standing(request: Request) -> Response:
     else:
         key_hash = secret_hash(_player_key(request.headers.get(PLAYER_KEY_HEADER)))
     daily = server.daily
-    ranked = await daily.settle(server, day, key_hash)
+    ranked = await daily.settle(server.hubs, day, key_hash)
     race_id = await daily.store.attempt(day, key_hash)
     streak = await daily.store.streak(key_hash, day)
     total = (await daily.store.page(day, 0, 0)).total
@@ -264,7 +219,6 @@ async def my_standing(request: Request) -> Response:
     )
 
 
-@_refusals
 async def game_record(request: Request) -> Response:
     day = _day(request.path_params["date"])
     text = request.path_params["entry_id"]
@@ -319,12 +273,12 @@ class Watcher(Session):
 
     def _handle(self, text: str) -> None:
         try:
-            message = p.decode(p.parse_json(text), d.CLIENT_MESSAGES)
+            message = p.decode(codec.parse_json(text), d.CLIENT_MESSAGES)
         except ProtocolError as refused:
             self.fault(refused.code, refused.reason, ref=refused.ref, action_id=refused.action_id)
             return
         if isinstance(message, p.Ping):
-            self.conn.send(p.ServerPong(message.t, ref=message.ref).encode())
+            self.conn.send(codec.encode(p.ServerPong(message.t, ref=message.ref)))
 
 
 def routes() -> list[BaseRoute]:

@@ -1,29 +1,30 @@
-"""HTTP endpoints: create races, read snapshots and game records, health."""
+"""HTTP endpoints: create races, read snapshots and game records, health.
+
+Handlers refuse by raising :class:`~.refusals.Refused`, answered by the app's
+one set of exception handlers (:mod:`.refusals`).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
 
-from ..broker import BrokerUnavailable
+from ..codec import parse_json
 from ..engine import EngineError, GameCode
 from ..race.errors import ProtocolError
-from ..race.protocol import parse_json
 from ..race.race import FINISHED, Race
 from .hub import now_ms
+from .refusals import Refused
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .services import Server
 
 MAX_BODY = 4096
-
-
-def error(status: int, code: str, reason: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "reason": reason}}, status_code=status)
+# The error code of a body refused with each status (the rest: bad_message).
+_BODY_CODES = {413: "too_large", 415: "not_json"}
 
 
 def _server(request: Request) -> Server:
@@ -31,19 +32,8 @@ def _server(request: Request) -> Server:
     return server
 
 
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    return error(exc.status_code, "http", str(exc.detail))
-
-
-async def _unavailable(request: Request, exc: Exception) -> Response:
-    return error(503, "try_again", "the store is unreachable; try again")
-
-
-EXCEPTION_HANDLERS: dict[Any, Any] = {
-    HTTPException: _http_error,
-    BrokerUnavailable: _unavailable,
-}
+def _body_refused(status: int, reason: str) -> Refused:
+    return Refused(status, _BODY_CODES.get(status, "bad_message"), reason)
 
 
 async def healthz(request: Request) -> Response:
@@ -54,7 +44,7 @@ async def healthz(request: Request) -> Response:
 
 
 async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object (empty body: ``{}``); HTTPException 415, 413 or 400 otherwise.
+    """The request's JSON object (empty body: ``{}``); :class:`Refused` 415, 413 or 400 otherwise.
 
     Only ``application/json`` is read: a cross-site form or ``text/plain``
     POST (which browsers send without asking) cannot create anything. The
@@ -63,28 +53,28 @@ async def json_body(request: Request) -> dict[str, Any]:
     """
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
-        raise HTTPException(415, "send the body as Content-Type: application/json")
+        raise _body_refused(415, "send the body as Content-Type: application/json")
     length = request.headers.get("content-length")
     if length is not None and not (length.isascii() and length.isdigit()):
-        raise HTTPException(400, "Content-Length is not a number")
+        raise _body_refused(400, "Content-Length is not a number")
     if length is not None and (len(length) > 12 or int(length) > MAX_BODY):
-        raise HTTPException(413, f"the body is over {MAX_BODY} bytes")
+        raise _body_refused(413, f"the body is over {MAX_BODY} bytes")
     chunks = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_BODY:
-            raise HTTPException(413, f"the body is over {MAX_BODY} bytes")
+            raise _body_refused(413, f"the body is over {MAX_BODY} bytes")
         chunks.append(chunk)
     body = b"".join(chunks)
     try:
         data = parse_json(body or b"{}")
     except ProtocolError:
-        raise HTTPException(400, "the body is not JSON") from None
+        raise _body_refused(400, "the body is not JSON") from None
     if not isinstance(data, dict):
-        raise HTTPException(400, "the body must be a JSON object")
+        raise _body_refused(400, "the body must be a JSON object")
     if not _encodable(data):
-        raise HTTPException(400, "the body has text that is not valid Unicode")
+        raise _body_refused(400, "the body has text that is not valid Unicode")
     return data
 
 
@@ -103,52 +93,61 @@ def _encodable(value: Any) -> bool:
     return True
 
 
-def body_code(status: int) -> str:
-    """The error code of a body :func:`json_body` refused with ``status``."""
-    return {413: "too_large", 415: "not_json"}.get(status, "bad_message")
+def known_fields(data: dict[str, Any], *known: str) -> None:
+    """Refuse a body with fields other than ``known``."""
+    unknown = set(data) - set(known)
+    if unknown:
+        raise Refused(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
+
+
+def cells_of(data: dict[str, Any]) -> int:
+    """The body's ``cells`` (4 when absent): 4, 2 or 1."""
+    cells = data.get("cells", 4)
+    if cells not in (4, 2, 1) or isinstance(cells, bool):
+        raise Refused(400, "bad_message", "cells must be 4, 2 or 1")
+    return int(cells)
+
+
+async def may_create(server: Server, request: Request) -> None:
+    """Refuse the request when its address has created too many races lately."""
+    address = request.client.host if request.client else "?"
+    if not await server.addresses.may_create(address):
+        raise Refused(
+            429, "too_many_races", "too many races created from this address; wait a minute"
+        )
+
+
+def no_deal(cells: int) -> Refused:
+    return Refused(503, "no_deal", f"no proven-winnable deal with {cells} cells is available")
 
 
 async def create_race(request: Request) -> Response:
     server = _server(request)
-    address = request.client.host if request.client else "?"
-    try:
-        data = await json_body(request)
-    except HTTPException as exc:
-        return error(exc.status_code, body_code(exc.status_code), str(exc.detail))
-    unknown = set(data) - {"cells", "code", "practice", "open_boards"}
-    if unknown:
-        return error(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
+    data = await json_body(request)
+    known_fields(data, "cells", "code", "practice", "open_boards")
     practice = data.get("practice", False)
     open_boards = data.get("open_boards", False)
     if not isinstance(practice, bool) or not isinstance(open_boards, bool):
-        return error(400, "bad_message", "practice and open_boards must be true or false")
+        raise Refused(400, "bad_message", "practice and open_boards must be true or false")
     code = None
-    cells = data.get("cells", 4)
     if "code" in data:
         try:
             code = GameCode.parse(data["code"])
         except EngineError as exc:
-            return error(400, "bad_code", str(exc))
-        if "cells" in data and cells != code.cells:
-            return error(400, "bad_message", "cells disagrees with the game code")
+            raise Refused(400, "bad_code", str(exc)) from None
+        if "cells" in data and data["cells"] != code.cells:
+            raise Refused(400, "bad_message", "cells disagrees with the game code")
         if code.deal == server.daily.deal_today():
             # The same layout with any number of cells: it stays secret all day.
-            return error(400, "daily_deal", "that is today's daily deal; it opens tomorrow")
-    elif cells not in (4, 2, 1) or isinstance(cells, bool):
-        return error(400, "bad_message", "cells must be 4, 2 or 1")
-    if not await server.addresses.may_create(address):
-        return error(
-            429, "too_many_races", "too many races created from this address; wait a minute"
-        )
+            raise Refused(400, "daily_deal", "that is today's daily deal; it opens tomorrow")
+    cells = cells_of(data) if code is None else code.cells
+    await may_create(server, request)
     try:
         created = await server.create_race(
-            cells=cells if code is None else code.cells,
-            code=code,
-            practice=practice,
-            open_boards=open_boards,
+            cells=cells, code=code, practice=practice, open_boards=open_boards
         )
     except LookupError:
-        return error(503, "no_deal", f"no proven-winnable deal with {cells} cells is available")
+        raise no_deal(cells) from None
     return JSONResponse(created, status_code=201)
 
 
@@ -164,26 +163,29 @@ async def _race(request: Request) -> Race | None:
 async def race_snapshot(request: Request) -> Response:
     race = await _race(request)
     if race is None:
-        return error(404, "unknown_race", "no such race")
+        raise Refused(404, "unknown_race", "no such race")
     return JSONResponse(race.snapshot(now_ms()))
 
 
 async def race_record(request: Request) -> Response:
     race = await _race(request)
     if race is None:
-        return error(404, "unknown_race", "no such race")
+        raise Refused(404, "unknown_race", "no such race")
     player_id = request.path_params["player_id"]
     if player_id not in race.players:
-        return error(404, "unknown_player", "no player with that id in this race")
+        raise Refused(404, "unknown_player", "no player with that id in this race")
     if race.state(now_ms()) != FINISHED:
-        return error(409, "race_running", "game records are public once the race is over")
+        raise Refused(409, "race_running", "game records are public once the race is over")
     if race.meta.daily is not None and race.code_hidden(now_ms()):
-        return error(409, "not_yet", "records of today's daily deal are public once the day ends")
+        raise Refused(409, "not_yet", "records of today's daily deal are public once the day ends")
     return JSONResponse(race.record(player_id))
 
 
-def daily_routes() -> list[BaseRoute]:
-    """The daily challenge's routes (see boulanger.web.daily)."""
-    from .daily_http import routes  # imported here: boulanger.web.daily_http imports this module
-
-    return routes()
+def routes() -> list[BaseRoute]:
+    """The races' HTTP routes, for :func:`boulanger.web.app.create_app`."""
+    return [
+        Route("/healthz", healthz),
+        Route("/api/races", create_race, methods=["POST"]),
+        Route("/api/races/{race_id}", race_snapshot),
+        Route("/api/races/{race_id}/records/{player_id}", race_record),
+    ]

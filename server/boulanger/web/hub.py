@@ -1,33 +1,34 @@
 """A race's presence in one server process: its replica, its local connections.
 
-The hub subscribes to the race's channel, applies the log's events in order
-(fetching from the log whenever it sees a gap or the broker reconnects), and
+The hub subscribes to the race's channel, hands what arrives to its replica
+(:class:`~boulanger.race.replica.Replica`, which says what each text is),
+reads the log whenever the replica sees a gap or the broker reconnects, and
 fans each event out to the race's connections in this process, encoded once.
 Local requests go through :meth:`RaceHub.submit`: decide against the replica,
-append to the log if nobody appended meanwhile, apply.
+append to the log if nobody appended meanwhile, apply. The hub owns what
+waits: locks, timers, broker calls and sending.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..broker import Broker, BrokerUnavailable, race_channel
+from .. import codec
+from ..broker import AppendRefused, Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
 from ..race.errors import ProtocolError
+from ..race.events import Event, Logged
 from ..race.race import Duplicate, Race, RaceMeta
+from ..race.replica import CONTROL, GAP, RECENT_EVENTS, Applied, Replica
 from .connection import CLOSE_REPLACED, CLOSE_TRY_AGAIN, Connection, send_to_all
 
 log = logging.getLogger(__name__)
 
-RECENT_EVENTS = 256
-_SEQ_PREFIX = '{"seq":'
 APPEND_ATTEMPTS = 8
 # How long an appended event may wait for the events before it over pub/sub
 # before the log is read instead.
@@ -42,14 +43,16 @@ OverHook = Callable[["RaceHub"], Awaitable[None]]
 
 
 class RaceHub:
+    """One race in this process: its replica, its connections here, and the requests
+    of those connections, appended to the race's log through the broker."""
+
     def __init__(self, broker: Broker, meta: RaceMeta, on_over: OverHook | None = None) -> None:
         self.broker = broker
         # Called (possibly more than once, in any process) once the race is over.
         self.on_over = on_over
-        self.race = Race(meta)
+        self.replica = Replica(meta, codec)
         self.channel = race_channel(meta.race_id)
         self.connections: set[Connection] = set()
-        self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_EVENTS)
         self.lock = asyncio.Lock()  # decisions about the whole race
         self._player_locks: dict[str, asyncio.Lock] = {}  # one player's actions
         # submit() calls waiting for the replica to reach a seq.
@@ -59,18 +62,24 @@ class RaceHub:
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._over_done = False
-        self._last: dict[str, Any] | None = None  # the last event applied
+
+    @property
+    def race(self) -> Race:
+        """The race as this process has it (a new object after a :meth:`rebuild`)."""
+        return self.replica.race
 
     @property
     def race_id(self) -> str:
         return self.race.race_id
 
     async def open(self) -> None:
+        """Subscribe to the race's channel, then read its log."""
         # Subscribe first, then read the log: nothing falls in between.
         await self.broker.subscribe(self.channel, self)
         await self.catch_up()
 
     async def close(self) -> None:
+        """Stop timers and tasks, and unsubscribe."""
         if self._timer is not None:
             self._timer.cancel()
         for task in list(self._tasks):
@@ -80,22 +89,17 @@ class RaceHub:
     # -- listener --------------------------------------------------------
 
     def on_message(self, data: str) -> None:
-        # Both brokers write "seq" first: most events reaching the process
-        # that appended them were applied already, so skip parsing those.
-        if data.startswith(_SEQ_PREFIX):
-            digits = data[len(_SEQ_PREFIX) : data.find(",", len(_SEQ_PREFIX))]
-            if digits.isdigit() and int(digits) <= self.race.seq:
-                return
-        event = json.loads(data)
-        if "seq" not in event:
-            self._control(event)
-            return
-        if event["seq"] == self.race.seq + 1:
-            self._apply(event)
-        elif event["seq"] > self.race.seq:
+        """A text published on the race's channel: its replica says what it is."""
+        received = self.replica.receive(data)
+        if isinstance(received, Applied):
+            self._applied(received)
+        elif received is GAP:
             self.on_resync()
+        elif received is CONTROL:
+            self._control(data)
 
     def on_resync(self) -> None:
+        """Messages may be lost: read the log (once at a time, until the broker answers)."""
         if self._catching_up is None or self._catching_up.done():
             self._catching_up = self._spawn(self._resync())
 
@@ -111,27 +115,21 @@ class RaceHub:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
-    async def catch_up(self, verify: bool = False) -> list[dict[str, Any]]:
+    async def catch_up(self, verify: bool = False) -> list[Logged]:
         """Apply what the log has beyond the replica; return those events.
 
         With ``verify``, first check that the log still holds the last event
         applied here, and rebuild the replica from the log if it does not.
         """
-        last = self._last if verify else None
-        after = self.race.seq - (last is not None)
-        events = await self.broker.read(self.race_id, after)
-        if last is not None:
-            if not events or events[0] != last:
-                await self.rebuild()
-                return []
-            events = events[1:]
-        applied = []
-        for event in events:
-            if event["seq"] == self.race.seq + 1:
-                self._apply(event)
-                applied.append(event)
+        texts = await self.broker.read(self.race_id, self.replica.read_after(verify))
+        applied = self.replica.catch_up(texts, verify)
+        if applied is None:
+            await self.rebuild()
+            return []
+        for one in applied:
+            self._applied(one)
         self._check_over()
-        return applied
+        return [one.logged for one in applied]
 
     async def rebuild(self) -> None:
         """Start the replica afresh from the log, and send every connection a snapshot.
@@ -141,14 +139,10 @@ class RaceHub:
         their events may have reached this process by pub/sub already (with
         the replica wait on, none of them was acknowledged).
         """
-        events = await self.broker.read(self.race_id, 0)
-        race = Race(self.race.meta)
-        for event in events:
-            race.apply(event)
+        texts = await self.broker.read(self.race_id, 0)
+        self.replica = Replica.rebuilt(self.race.meta, texts, codec)
+        race = self.race
         log.warning("race %s: rebuilt from the log (%d events)", self.race_id, race.seq)
-        self.race = race
-        self._last = events[-1] if events else None
-        self.recent.clear()
         for seq, waiter in self._waiters:
             if seq <= race.seq and not waiter.done():
                 waiter.set_result(None)
@@ -159,33 +153,31 @@ class RaceHub:
                 conn.close(CLOSE_TRY_AGAIN)  # their join was lost: join again
                 continue
             game = None if player is None else player.view()
-            conn.send(p.Snapshot(race.snapshot(now), game).encode())
+            conn.send(codec.encode(p.Snapshot(race.snapshot(now), game)))
         self._arm_timer()
         self._check_over()
 
-    def _control(self, event: dict[str, Any]) -> None:
-        if event.get("kind") == "kick":
+    def _control(self, data: str) -> None:
+        kick = codec.decode_control(data)
+        if kick is not None:
             # The same player connected again elsewhere: drop this connection.
             for conn in list(self.connections):
-                if conn.player_id == event["player_id"] and conn.nonce != event.get("keep"):
+                if conn.player_id == kick.player_id and conn.nonce != kick.keep:
                     conn.close(CLOSE_REPLACED)
 
     # -- applying --------------------------------------------------------
 
-    def _apply(self, event: dict[str, Any]) -> None:
-        message = self.race.apply(event)
-        self._last = event
+    def _applied(self, applied: Applied) -> None:
+        """An event the replica applied: wake who waits for it, send its message to all."""
         if self._waiters:
             for seq, waiter in self._waiters:
                 if seq <= self.race.seq and not waiter.done():
                     waiter.set_result(None)
-        text = message.encode()
-        self.recent.append((event["seq"], text))
-        send_to_all(self.connections, text)
-        player_id = event.get("player_id")
-        if player_id is not None and event["kind"] in ("action", "resign"):
+        send_to_all(self.connections, applied.text)
+        player_id = applied.board_of
+        if player_id is not None:
             self._send_board(player_id)  # after a resign: the board's final status
-        if event["kind"] == "start":
+        elif applied.started:
             self._arm_timer()
         self._check_over()
 
@@ -200,7 +192,7 @@ class RaceHub:
             ]
         if watchers:
             game = race.players[player_id].view()
-            send_to_all(watchers, p.BoardUpdate(player_id, game).encode())
+            send_to_all(watchers, codec.encode(p.BoardUpdate(player_id, game)))
 
     def _arm_timer(self) -> None:
         if self._timer is not None:
@@ -241,9 +233,9 @@ class RaceHub:
 
     async def submit(
         self,
-        decide: Callable[[], dict[str, Any] | Duplicate | None],
+        decide: Callable[[], Event | Duplicate | None],
         player_id: str | None = None,
-    ) -> dict[str, Any] | Duplicate | None:
+    ) -> Logged | Duplicate | None:
         """Decide against the replica and append; retry when another process appended first.
 
         With ``player_id``, the decision concerns that player's game alone (an
@@ -265,39 +257,42 @@ class RaceHub:
                 try:
                     if isinstance(decision, Duplicate):
                         # Applied here already: its first append went through.
-                        await self._durable(decision.seq, self._action_of(player_id, decision))
+                        ours = self.replica.action_of(player_id, decision)
+                        await self._durable(decision.seq, ours)
                         return decision
-                    seq = await self.broker.append(
-                        self.race_id, decision, self.race.condition(decision)
-                    )
-                    if not seq:
+                    body = codec.encode_event(decision)
+                    try:
+                        seq = await self.broker.append(
+                            self.race_id, body, self.race.condition(decision)
+                        )
+                    except AppendRefused:
                         # Refused: the log moved on in a way that matters, or our
                         # own append went through but its answer was lost (a
                         # retried call). Catch up, and decide again if not ours.
                         seq_before = self.race.seq
                         found = await self.catch_up()
-                        mine = self._find(decision, found)
+                        mine = Replica.mine(decision, found)
                         if mine is not None:
-                            await self._durable(mine["seq"], self._same(decision))
+                            await self._durable(mine.seq, Replica.same_as(decision))
                             return mine
                         if not found and self.race.seq == seq_before:
                             # Refused, and the log has nothing new: it lacks
                             # something this replica applied.
                             await self.catch_up(verify=True)
                         continue
-                    event = {"seq": seq, **decision}
+                    logged = Logged(seq, decision)
                     if seq == self.race.seq + 1:
-                        self._apply(event)
+                        self._applied(self.replica.apply(logged, codec.with_seq(seq, body)))
                     elif seq > self.race.seq:
                         await self._until_applied(seq)  # others' events came first
-                    return event
+                    return logged
                 except BrokerUnavailable:
                     raise ProtocolError(
                         "try_again", "the server cannot record actions right now; send it again"
                     ) from None
             raise ProtocolError("try_again", "the race is busy; send it again")
 
-    async def _durable(self, seq: int, ours: Callable[[dict[str, Any]], bool]) -> None:
+    async def _durable(self, seq: int, ours: Callable[[Logged], bool]) -> None:
         """Before acknowledging an event found applied (a retried action), make sure
         it is as durable as an acknowledged append: raises BrokerUnavailable if not.
 
@@ -321,38 +316,15 @@ class RaceHub:
         """
         if not self.broker.replica_wait:
             return
-        events = await self.broker.read(self.race_id, seq - 1)
-        logged = events[0] if events and events[0]["seq"] == seq else None
+        texts = await self.broker.read(self.race_id, seq - 1)
+        text = texts[0] if texts and codec.seq_of(texts[0]) == seq else None
         if (
-            logged is None
-            or not ours(logged)
-            or not await self.broker.confirm(self.race_id, logged)
+            text is None
+            or not ours(codec.decode_logged(text))
+            or not await self.broker.confirm(self.race_id, text)
         ):
             await self.rebuild()
             raise BrokerUnavailable(f"the log lost event {seq} of race {self.race_id}")
-
-    def _action_of(
-        self, player_id: str | None, duplicate: Duplicate
-    ) -> Callable[[dict[str, Any]], bool]:
-        """Whether a logged event is the player's action that ``duplicate`` answers."""
-        player = self.race.players.get(player_id or "")
-        ids = (
-            []
-            if player is None
-            else [a for a, (s, _) in player.applied.items() if s == duplicate.seq]
-        )
-
-        def ours(event: dict[str, Any]) -> bool:
-            return bool(ids) and (event.get("player_id"), event.get("action_id")) == (
-                player_id,
-                ids[0],
-            )
-
-        return ours
-
-    @staticmethod
-    def _same(decision: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
-        return lambda event: {k: v for k, v in event.items() if k != "seq"} == decision
 
     async def _until_applied(self, seq: int) -> None:
         """Wait until the replica has applied ``seq``: the events before it come
@@ -367,18 +339,13 @@ class RaceHub:
         finally:
             self._waiters = [w for w in self._waiters if w[1] is not waiter]
 
-    @staticmethod
-    def _find(decision: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any] | None:
-        for event in events:
-            if {k: v for k, v in event.items() if k != "seq"} == decision:
-                return event
-        return None
-
     def attach(self, conn: Connection) -> None:
+        """A connection of this race in this process gets its events from now on."""
         self.connections.add(conn)
         self.last_used = time.monotonic()
 
     def detach(self, conn: Connection) -> None:
+        """The connection is gone."""
         self.connections.discard(conn)
         self.last_used = time.monotonic()
 
@@ -387,19 +354,14 @@ class RaceHub:
         for other in list(self.connections):
             if other is not conn and other.player_id == conn.player_id:
                 other.close(CLOSE_REPLACED)
-        event = {"kind": "kick", "player_id": conn.player_id, "keep": conn.nonce}
+        assert conn.player_id is not None
+        kick = codec.encode_kick(codec.Kick(conn.player_id, conn.nonce))
         with contextlib.suppress(BrokerUnavailable):
-            await self.broker.publish(self.channel, json.dumps(event))
+            await self.broker.publish(self.channel, kick)
 
     def missed_since(self, last_seq: int, most: int = RECENT_EVENTS) -> list[str] | None:
         """Encoded events after ``last_seq``; None when they are more than ``most`` or gone."""
-        if last_seq >= self.race.seq:
-            return []
-        if self.race.seq - last_seq > most:
-            return None
-        if not self.recent or self.recent[0][0] > last_seq + 1:
-            return None
-        return [text for seq, text in self.recent if seq > last_seq]
+        return self.replica.missed_since(last_seq, most)
 
 
 class Hubs:
@@ -416,6 +378,7 @@ class Hubs:
         return len(self._hubs)
 
     async def get(self, race_id: str) -> RaceHub | None:
+        """The hub of ``race_id``, opened if needed; None for a race that does not exist."""
         hub = self._hubs.get(race_id)
         if hub is not None:
             return hub

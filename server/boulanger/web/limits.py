@@ -119,7 +119,7 @@ class AddressLimits:
         # A connection's lease in Redis lives this long unless renewed; it is
         # renewed three times as often.
         self.lease_ms = int(lease_s * 1000)
-        self.redis: Any = getattr(broker, "redis", None) if broker.kind == "redis" else None
+        self.redis: Any = broker.shared_client()
         self._leases: dict[str, Lease] = {}  # this process's leases in Redis, to renew
         self._prefix = f"{secrets.token_hex(6)}:"  # names this process's leases
         self._ids = itertools.count(1)

@@ -37,7 +37,6 @@ from ..race.ids import secret_hash
 from .accounts import (
     CEREMONY_S,
     Accounts,
-    Refused,
     _accounts,
     _address,
     _body,
@@ -47,6 +46,7 @@ from .accounts import (
     _signed_in,
     host_of,
 )
+from .refusals import Refused
 
 RP_NAME = "Boulanger"
 

@@ -15,18 +15,17 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..broker import BrokerUnavailable
 from ..race.errors import ProtocolError
 from ..race.quick import QuickQueue, QuickRace, start_event
-from .http import body_code, error, json_body
+from .http import cells_of, json_body, known_fields, may_create, no_deal
 from .hub import now_ms
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .services import Server
 
 log = logging.getLogger(__name__)
 
@@ -98,23 +97,12 @@ class QuickRaces:
 async def quick_race(request: Request) -> Response:
     """``POST /api/quick`` with ``{"cells": 4}``: a place in the next quick race."""
     server: Server = request.app.state.server
-    address = request.client.host if request.client else "?"
-    try:
-        data = await json_body(request)
-    except HTTPException as exc:
-        return error(exc.status_code, body_code(exc.status_code), str(exc.detail))
-    unknown = set(data) - {"cells"}
-    if unknown:
-        return error(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
-    cells = data.get("cells", 4)
-    if cells not in (4, 2, 1) or isinstance(cells, bool):
-        return error(400, "bad_message", "cells must be 4, 2 or 1")
-    if not await server.addresses.may_create(address):
-        return error(
-            429, "too_many_races", "too many races created from this address; wait a minute"
-        )
+    data = await json_body(request)
+    known_fields(data, "cells")
+    cells = cells_of(data)
+    await may_create(server, request)
     try:
         answer = await server.quick.ask(cells)
     except LookupError:
-        return error(503, "no_deal", f"no proven-winnable deal with {cells} cells is available")
+        raise no_deal(cells) from None
     return JSONResponse(answer)

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .. import codec
 from ..race import protocol as p
 from .connection import (
     CLOSE_GOING_AWAY,
     CLOSE_IDLE,
     CLOSE_INTERNAL,
+    CLOSE_NORMAL,
     CLOSE_POLICY,
     CLOSE_TOO_BIG,
     CLOSE_UNSUPPORTED,
@@ -33,7 +35,7 @@ from .hub import now_ms
 from .logs import client_fault
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .services import Server
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +103,7 @@ class Session:
         self, code: str, reason: str, *, ref: str | None = None, action_id: str | None = None
     ) -> None:
         """Answer with ``error``, echoing the refused message's ``ref`` and ``action_id``."""
-        self.conn.send(p.Error(code, reason, action_id, ref=ref).encode())
+        self.conn.send(codec.encode(p.Error(code, reason, action_id, ref=ref)))
 
     def fault(
         self,
@@ -135,7 +137,7 @@ class Session:
                     await task
             await self.closing()
             if conn.close_code is None:
-                conn.close(CLOSE_GOING_AWAY if self.server.stopping else 1000)
+                conn.close(CLOSE_GOING_AWAY if self.server.stopping else CLOSE_NORMAL)
             await conn.shutdown()
 
     async def _heartbeat(self) -> None:
@@ -144,7 +146,7 @@ class Session:
             if time.monotonic() - self.conn.last_heard > self.settings.idle_timeout_s:
                 self.conn.close(CLOSE_IDLE)
                 return
-            self.conn.send(p.ServerPing(now_ms()).encode())
+            self.conn.send(codec.encode(p.ServerPing(now_ms())))
 
     async def _read_loop(self) -> None:
         conn = self.conn
@@ -152,7 +154,7 @@ class Session:
             while True:
                 frame = await self.websocket.receive()
                 if frame["type"] == "websocket.disconnect":
-                    conn.close(frame.get("code") or 1000)
+                    conn.close(frame.get("code") or CLOSE_NORMAL)
                     return
                 conn.last_heard = time.monotonic()
                 text = frame.get("text")
@@ -171,7 +173,7 @@ class Session:
                     # Let the writers run between frames, even when frames queue up.
                     await asyncio.sleep(0)
         except WebSocketDisconnect as gone:
-            conn.close(gone.code or 1000)
+            conn.close(gone.code or CLOSE_NORMAL)
         except Exception:
             log.exception("%s failed", self.describe())
             self.error("internal", "unexpected server error")

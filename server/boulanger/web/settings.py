@@ -19,6 +19,8 @@ def _default_client_dir() -> Path:
 
 @dataclass(slots=True)
 class Settings:
+    """One server process's settings, read from the environment (``BOULANGER_*``)."""
+
     broker_url: str = "memory://"
     # Replicas an append must reach before it is acknowledged (Redis brokers:
     # WAIT; 0: the primary's log is enough). See README, "Brokers".

@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.websockets import WebSocket
 
+from .. import codec
 from ..broker import BrokerUnavailable
 from ..race import protocol as p
 from ..race.errors import ProtocolError
+from ..race.events import Acted
 from ..race.ids import new_player_id, new_secret
 from ..race.race import Duplicate
+from ..race.states import Role
 from .connection import (
     CLOSE_NO_RACE,
     CLOSE_POLICY,
@@ -29,7 +32,7 @@ from .hub import RaceHub, now_ms
 from .session import Session, limited_per_address, refuse
 
 if TYPE_CHECKING:
-    from .app import Server
+    from .services import Server
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +88,7 @@ class RaceSession(Session):
 
     async def handle(self, text: str) -> None:
         try:
-            message = p.decode_client(text)
+            message = codec.decode_client(text)
         except ProtocolError as error:
             self.fault(error.code, error.reason, ref=error.ref, action_id=error.action_id)
             return
@@ -95,7 +98,7 @@ class RaceSession(Session):
             await self._dispatch(message)
         except ProtocolError as error:
             if action_id is not None:
-                self.conn.send(p.Reject(action_id, error.code, error.reason, ref=ref).encode())
+                self.conn.send(codec.encode(p.Reject(action_id, error.code, error.reason, ref=ref)))
             else:
                 self.error(error.code, error.reason, ref=ref)
         except Exception:
@@ -107,14 +110,14 @@ class RaceSession(Session):
             )
             if action_id is not None:
                 reject = p.Reject(action_id, "internal", "unexpected server error", ref=ref)
-                self.conn.send(reject.encode())
+                self.conn.send(codec.encode(reject))
             else:
                 self.error("internal", "unexpected server error", ref=ref)
 
     async def _dispatch(self, message: p.Message) -> None:
         conn = self.conn
         if isinstance(message, p.Ping):
-            conn.send(p.ServerPong(message.t, ref=message.ref).encode())
+            conn.send(codec.encode(p.ServerPong(message.t, ref=message.ref)))
             return
         if isinstance(message, p.Pong):
             return
@@ -140,7 +143,7 @@ class RaceSession(Session):
             raise ProtocolError("unknown_type", f"unexpected {message.type}")
 
     def _player_id(self) -> str:
-        if self.conn.role != "player" or self.conn.player_id is None:
+        if self.conn.role is not Role.PLAYER or self.conn.player_id is None:
             raise ProtocolError("spectator", "spectators cannot act")
         return self.conn.player_id
 
@@ -152,11 +155,11 @@ class RaceSession(Session):
         if conn.role is not None:
             raise ProtocolError("already_joined", "this connection has joined already")
         token: str | None
-        if message.role == "spectator":
+        if Role(message.role) is Role.SPECTATOR:
             if race.meta.daily is not None and race.code_hidden(now_ms()):
                 # Watching would show today's deal before one's own attempt.
                 raise ProtocolError("not_yet", "a daily attempt can be watched once its day ends")
-            conn.role, token = "spectator", None
+            conn.role, token = Role.SPECTATOR, None
         elif message.token is not None:
             # This process's copy of the race may lag the log (events come by
             # pub/sub), and the welcome must hold every action acknowledged to
@@ -169,7 +172,7 @@ class RaceSession(Session):
             player = race.player_by_token(message.token)
             if player is None:
                 raise ProtocolError("bad_token", "no player of this race has that token")
-            conn.role, conn.player_id = "player", player.player_id
+            conn.role, conn.player_id = Role.PLAYER, player.player_id
             token = message.token
             await hub.kick_others(conn)
         else:
@@ -177,7 +180,7 @@ class RaceSession(Session):
             if self.account is not None:
                 message = dataclasses.replace(message, name=self.account["name"])
             await hub.submit(lambda: race.decide_join(message, now_ms(), player_id, token))
-            conn.role, conn.player_id = "player", player_id
+            conn.role, conn.player_id = Role.PLAYER, player_id
             if self.account is not None:
                 await self.server.accounts.store.note_player(
                     race.race_id, player_id, self.account["id"]
@@ -190,14 +193,15 @@ class RaceSession(Session):
     def _welcome(self, token: str | None, ref: str | None) -> str:
         race = self.hub.race
         pid = self.conn.player_id
-        return p.Welcome(
-            self.conn.role or "spectator",
+        welcome = p.Welcome(
+            self.conn.role or Role.SPECTATOR,
             pid,
             token,
             race.snapshot(now_ms()),
             race.game_of(pid),
             ref=ref,
-        ).encode()
+        )
+        return codec.encode(welcome)
 
     def _resync(self, last_seq: int, ref: str | None) -> None:
         """The events after ``last_seq`` (or a snapshot when more than a few are missed),
@@ -217,11 +221,11 @@ class RaceSession(Session):
             return
         if missed is None:
             game = race.game_of(self.conn.player_id)
-            self.conn.send(p.Snapshot(race.snapshot(now_ms()), game, ref=ref).encode())
+            self.conn.send(codec.encode(p.Snapshot(race.snapshot(now_ms()), game, ref=ref)))
         else:
             for text in missed:
                 self.conn.send(text)
-        self.conn.send(p.ResyncDone(race.seq, ref=ref).encode())
+        self.conn.send(codec.encode(p.ResyncDone(race.seq, ref=ref)))
 
     # -- actions -----------------------------------------------------------
 
@@ -231,17 +235,20 @@ class RaceSession(Session):
         result = await self.hub.submit(
             lambda: race.decide_action(player_id, action, now_ms()), player_id
         )
+        move: dict[str, Any] | None = None
         if isinstance(result, Duplicate):
             seq, move = result.seq, result.move
         else:
             assert result is not None
-            seq = result["seq"]
-            move = result.get("action")
-            if move is not None and "undo" in move:  # the move taken back
+            seq = result.seq
+            event = result.event
+            if isinstance(event, Acted) and event.move is not None:
+                move = event.move.to_dict()
+            elif isinstance(event, Acted):  # an undo: the move taken back
                 undone = race.players[player_id].applied[action.action_id][1]
                 move = None if undone is None else undone.to_dict()
         game = race.players[player_id].view()
-        self.conn.send(p.Ack(action.action_id, seq, move, game, ref=action.ref).encode())
+        self.conn.send(codec.encode(p.Ack(action.action_id, seq, move, game, ref=action.ref)))
 
     def _watch(self, player_id: str | None, ref: str | None) -> None:
         race = self.hub.race
@@ -256,7 +263,7 @@ class RaceSession(Session):
             raise refusal
         conn.watching = player_id
         board = p.BoardUpdate(player_id, race.players[player_id].view(), ref=ref)
-        conn.send(board.encode())
+        conn.send(codec.encode(board))
 
     async def _rematch(self) -> None:
         """One rematch per race: asking again answers the one opened (to this connection)."""
@@ -264,7 +271,7 @@ class RaceSession(Session):
         player_id = self._player_id()
         # Refuse early, before creating anything.
         if race.decide_rematch(player_id, "-", "-") is None:
-            self.conn.send(race.rematch_message.encode())
+            self.conn.send(codec.encode(race.rematch_message))
             return
         # A rematch is a race created by the host: it counts against their address.
         address = self.websocket.client.host if self.websocket.client else "?"
@@ -280,7 +287,7 @@ class RaceSession(Session):
         new_id, code = created["race_id"], created["code"]  # code: null, the deal is secret
         opened = await self.hub.submit(lambda: race.decide_rematch(player_id, new_id, code))
         if opened is None:  # another connection's rematch came first: the new race goes unused
-            self.conn.send(race.rematch_message.encode())
+            self.conn.send(codec.encode(race.rematch_message))
 
     async def _hint(self, ref: str | None) -> None:
         race = self.hub.race
@@ -291,4 +298,4 @@ class RaceSession(Session):
             raise ProtocolError("daily_deal", "no hints on today's daily deal until the day ends")
         record = race.players[player_id].game.record()
         result, move = await self.server.hint(record)
-        self.conn.send(p.HintResult(result, move, ref=ref).encode())
+        self.conn.send(codec.encode(p.HintResult(result, move, ref=ref)))

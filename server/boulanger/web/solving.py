@@ -20,6 +20,7 @@ from typing import Any
 
 from ..engine import Game, GameCode
 from ..solver import catalog, hint, solve
+from ..solver.search import Verdict
 
 HINT_BUDGET_S = 1.0
 # How often a worker checks that the server process is still its parent.
@@ -30,9 +31,9 @@ CLOSE_WAIT_S = 5.0
 
 def _judge(code: str, budget: float) -> tuple[bool | None, int | None]:
     solution = solve(code, budget=budget)
-    if solution.result == "won":
+    if solution.result is Verdict.WON:
         return True, solution.par
-    return (False if solution.result == "unsolvable" else None), None
+    return (False if solution.result is Verdict.UNSOLVABLE else None), None
 
 
 def _hint(record: dict[str, Any], budget: float) -> tuple[str, dict[str, Any] | None]:
@@ -57,6 +58,8 @@ def _exit_with_parent(parent: int) -> None:
 
 
 class SolverPool:
+    """Worker processes that judge deals and give hints, so the event loop never searches."""
+
     def __init__(self, catalog_seed: str = "") -> None:
         self._pool: ProcessPoolExecutor | None = None
         # A seeded sequence of catalog picks, or None for random ones.

@@ -1,0 +1,205 @@
+"""JSON, in one place: the wire's messages and the race logs' events.
+
+The race logic works with typed values (:mod:`.race.protocol`'s messages,
+:mod:`.race.events`' events) and never sees text; the web layer and the
+brokers move text they do not read. This module turns one into the other.
+
+A logged event is its JSON object with ``"seq"`` first: ``{"seq":12,"kind":...}``.
+The process that appended an event has most often applied it before its own
+copy comes back over pub/sub, so :func:`seq_of` reads the number from the
+first bytes alone and spares parsing it. Every broker writes that layout:
+with :func:`with_seq`, or (Redis) in its append script, the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .engine import Move
+from .race import protocol as p
+from .race.errors import ProtocolError
+from .race.events import (
+    Acted,
+    Ended,
+    Event,
+    Joined,
+    Logged,
+    RematchOpened,
+    Resigned,
+    Started,
+)
+from .race.states import EndReason
+
+# Deeper JSON is refused before parsing: no message nests beyond 2 levels,
+# and parsing deeper text costs stack (thousands of "[" raise RecursionError).
+JSON_DEPTH_MAX = 32
+SEQ_PREFIX = '{"seq":'
+_COMPACT = (",", ":")
+_UNDO = {"undo": True}
+
+# -- messages ---------------------------------------------------------------
+
+
+def encode(message: p.Message) -> str:
+    """A message's frame, as the wire carries it (compact JSON)."""
+    return json.dumps(message.to_wire(), separators=_COMPACT)
+
+
+def _too_deep(text: str | bytes, limit: int) -> bool:
+    """True when brackets nest deeper than ``limit`` (strings are skipped)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    # Most frames have a few brackets in all: no need to look closer.
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
+
+
+def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
+    """Untrusted JSON text parsed, or :class:`ProtocolError` ``bad_json``.
+
+    Refuses nesting deeper than ``depth`` and numbers too long to convert
+    (Python's 4,300-digit limit) the same way as any other malformed text.
+    """
+    if _too_deep(text, depth):
+        raise ProtocolError("bad_json", f"JSON nested deeper than {depth} levels")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise ProtocolError("bad_json", "the frame is not valid JSON") from None
+
+
+def decode_client(text: str | bytes) -> p.Message:
+    """Parse one client frame; raise :class:`ProtocolError` on anything malformed."""
+    return p.decode(parse_json(text), p.CLIENT_MESSAGES)
+
+
+def decode_server(text: str | bytes) -> p.Message:
+    """Parse one server frame (for clients written in Python, and the tests)."""
+    return p.decode(json.loads(text), p.SERVER_MESSAGES)
+
+
+# -- events -----------------------------------------------------------------
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """An event's JSON object without its seq, keys in the order the log has them."""
+    match event:
+        case Acted(at, player_id, action_id, move):
+            action = _UNDO if move is None else move.to_dict()
+            return {
+                "kind": "action",
+                "at": at,
+                "player_id": player_id,
+                "action_id": action_id,
+                "action": action,
+            }
+        case Resigned(at, player_id, action_id):
+            return {"kind": "resign", "at": at, "player_id": player_id, "action_id": action_id}
+        case Joined(at, player_id, name, host, token_hash):
+            return {
+                "kind": "join",
+                "at": at,
+                "player_id": player_id,
+                "name": name,
+                "host": host,
+                "token_hash": token_hash,
+            }
+        case Started(at, start_at):
+            return {"kind": "start", "at": at, "start_at": start_at}
+        case Ended(at, reason):
+            return {"kind": "over", "at": at, "reason": str(reason)}
+        case RematchOpened(at, race_id, code, url):
+            return {"kind": "rematch", "at": at, "race_id": race_id, "code": code, "url": url}
+    raise TypeError(f"not an event: {event!r}")
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """The event of a logged JSON object (its seq, if any, ignored)."""
+    kind = data["kind"]
+    at = data.get("at", 0)
+    if kind == "action":
+        action = data["action"]
+        move = None if "undo" in action else Move.from_dict(action)
+        return Acted(at, data["player_id"], data["action_id"], move)
+    if kind == "resign":
+        return Resigned(at, data["player_id"], data["action_id"])
+    if kind == "join":
+        return Joined(at, data["player_id"], data["name"], data["host"], data["token_hash"])
+    if kind == "start":
+        return Started(at, data["start_at"])
+    if kind == "over":
+        return Ended(at, EndReason(data["reason"]))
+    if kind == "rematch":
+        return RematchOpened(at, data["race_id"], data["code"], data["url"])
+    raise ValueError(f"unknown event kind {kind!r}")
+
+
+def encode_event(event: Event) -> str:
+    """The text a broker appends: the event's JSON without its seq (the broker numbers it)."""
+    return json.dumps(event_to_dict(event), separators=_COMPACT)
+
+
+def with_seq(seq: int, body: str) -> str:
+    """The logged text of an event: ``body`` (from :func:`encode_event`) with ``"seq"`` first."""
+    return f"{SEQ_PREFIX}{seq}}}" if body == "{}" else f"{SEQ_PREFIX}{seq},{body[1:]}"
+
+
+def seq_of(text: str) -> int | None:
+    """The seq of a logged event, read from its first bytes; None for other text."""
+    if not text.startswith(SEQ_PREFIX):
+        return None
+    start = len(SEQ_PREFIX)
+    end = text.find(",", start)
+    digits = text[start : end if end >= 0 else text.find("}", start)]
+    return int(digits) if digits.isdigit() else None
+
+
+def decode_logged(text: str) -> Logged:
+    """A logged event's text (as brokers read and publish it) as a typed event."""
+    data = json.loads(text)
+    return Logged(data["seq"], event_from_dict(data))
+
+
+# -- control messages -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Kick:
+    """The player connected again elsewhere: close their other connections (but ``keep``)."""
+
+    player_id: str
+    keep: str | None
+
+
+def encode_kick(kick: Kick) -> str:
+    """The text of a kick, published on the race's channel."""
+    return json.dumps({"kind": "kick", "player_id": kick.player_id, "keep": kick.keep})
+
+
+def decode_control(text: str) -> Kick | None:
+    """A control message published beside a race's events; None when it is none we know."""
+    data = json.loads(text)
+    if isinstance(data, dict) and data.get("kind") == "kick":
+        return Kick(data["player_id"], data.get("keep"))
+    return None

@@ -1,0 +1,94 @@
+"""The events of a race's log: one frozen type per kind of change.
+
+A process decides on a request against its replica (``Race.decide_*``) and
+gets one of these; the log numbers it (its ``seq``) and every process applies
+it in that order (``Race.apply``). An event holds only what was decided, so
+that applying it needs no second look at the request. Their JSON is
+:mod:`boulanger.codec`'s business; ``kind`` is the name the log gives each type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..engine import Move
+from .states import EndReason
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """A new player joined (a returning player needs no event)."""
+
+    kind: ClassVar[str] = "join"
+    at: int
+    player_id: str
+    name: str
+    host: bool
+    token_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """The race starts at ``start_at`` (after the countdown)."""
+
+    kind: ClassVar[str] = "start"
+    at: int
+    start_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Acted:
+    """A player's action: ``move`` played, or (``move`` None) their last move taken back."""
+
+    kind: ClassVar[str] = "action"
+    at: int
+    player_id: str
+    action_id: str
+    move: Move | None
+
+
+@dataclass(frozen=True, slots=True)
+class Resigned:
+    """A player resigned."""
+
+    kind: ClassVar[str] = "resign"
+    at: int
+    player_id: str
+    action_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """The race is over, for ``reason``."""
+
+    kind: ClassVar[str] = "over"
+    at: int
+    reason: EndReason
+
+
+@dataclass(frozen=True, slots=True)
+class RematchOpened:
+    """The race's rematch: a new race at ``url`` (one per race)."""
+
+    kind: ClassVar[str] = "rematch"
+    at: int
+    race_id: str
+    code: str | None
+    url: str
+
+
+Event = Joined | Started | Acted | Resigned | Ended | RematchOpened
+# A player's own events: the ones whose append depends on that player's events only.
+PlayerEvent = Acted | Resigned
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls for cls in (Joined, Started, Acted, Resigned, Ended, RematchOpened)
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """An event with its place in the log."""
+
+    seq: int
+    event: Event

@@ -1,0 +1,74 @@
+"""The codec: events keep the bytes the logs have always held, and round-trip."""
+
+from __future__ import annotations
+
+import pytest
+
+from boulanger import codec
+from boulanger.engine import Move
+from boulanger.race.events import (
+    EVENT_TYPES,
+    Acted,
+    Ended,
+    Event,
+    Joined,
+    Logged,
+    RematchOpened,
+    Resigned,
+    Started,
+)
+
+# Each event type as a log holds it (the bytes written before events had types).
+LOGGED: list[tuple[Event, str]] = [
+    (
+        Joined(5, "p1", "Zoë", True, "ab12"),
+        '{"kind":"join","at":5,"player_id":"p1","name":"Zo\\u00eb","host":true,"token_hash":"ab12"}',
+    ),
+    (Started(7, 3007), '{"kind":"start","at":7,"start_at":3007}'),
+    (
+        Acted(9, "p1", "a1", Move("col1", "cell1", 1)),
+        '{"kind":"action","at":9,"player_id":"p1","action_id":"a1",'
+        '"action":{"src":"col1","dst":"cell1","count":1}}',
+    ),
+    (
+        Acted(10, "p1", "a\u00e92", None),
+        '{"kind":"action","at":10,"player_id":"p1","action_id":"a\\u00e92","action":{"undo":true}}',
+    ),
+    (
+        Resigned(11, "p2", "r"),
+        '{"kind":"resign","at":11,"player_id":"p2","action_id":"r"}',
+    ),
+    (Ended(12, "all_done"), '{"kind":"over","at":12,"reason":"all_done"}'),
+    (
+        RematchOpened(0, "r2", None, "/race/r2"),
+        '{"kind":"rematch","at":0,"race_id":"r2","code":null,"url":"/race/r2"}',
+    ),
+]
+
+
+def test_every_event_type_is_covered() -> None:
+    assert {type(event) for event, _ in LOGGED} == set(EVENT_TYPES.values())
+
+
+@pytest.mark.parametrize(("event", "text"), LOGGED, ids=lambda x: type(x).__name__)
+def test_events_keep_their_bytes_and_round_trip(event: Event, text: str) -> None:
+    assert codec.encode_event(event) == text
+    logged = codec.with_seq(41, text)
+    assert logged == '{"seq":41,' + text[1:]
+    assert codec.seq_of(logged) == 41
+    assert codec.decode_logged(logged) == Logged(41, event)
+
+
+def test_a_decoded_move_is_the_shared_one() -> None:
+    logged = codec.decode_logged(codec.with_seq(1, codec.encode_event(LOGGED[2][0])))
+    assert isinstance(logged.event, Acted)
+    assert logged.event.move is Move.from_dict({"src": "col1", "dst": "cell1", "count": 1})
+
+
+def test_seq_of_reads_only_logged_events() -> None:
+    assert codec.seq_of('{"seq":7}') == 7
+    assert codec.seq_of('{"seq":12,"kind":"over"}') == 12
+    kick = codec.encode_kick(codec.Kick("p1", "n1"))
+    assert codec.seq_of(kick) is None
+    assert codec.decode_control(kick) == codec.Kick("p1", "n1")
+    assert codec.seq_of('{"seq":"x","kind":"over"}') is None
