@@ -7,6 +7,7 @@ medians per operation.
 
 from __future__ import annotations
 
+import re
 import statistics
 import subprocess
 import sys
@@ -19,7 +20,9 @@ if TYPE_CHECKING:
     from boulanger.broker.base import Broker
 
 REPO = Path(__file__).resolve().parents[1]
-BROKER = "server/boulanger/broker/redis.py"
+BROKER = "server/boulanger/broker/redis.py"  # a module until broker/redis/ became a package
+# Names of today's modules that an older broker imports under another name.
+RENAMED = (("ProtocolError", "UnexpectedReply"),)  # broker/resp.py's error
 
 Timing = tuple[float, float]  # CPU seconds, wall seconds
 
@@ -58,6 +61,8 @@ def old_redis_broker(
     ).stdout
     if check and marker not in source:
         sys.exit(f"{rev}:{BROKER} is not {what}")
+    for before, now in RENAMED:
+        source = re.sub(rf"\b{before}\b", now, source)
     name = f"boulanger.broker._redis_{rev.replace('^', '_parent')}"
     module = types.ModuleType(name)
     module.__package__ = "boulanger.broker"  # its relative imports resolve to today's base

@@ -10,7 +10,7 @@ ports, and has ``W`` coroutines (for each ``W`` of ``--workers``) append
 shards, each coroutine awaiting its append before the next (as a player's
 actions do). For each, in interleaved runs, the broker without the wait
 (``wait0``: acknowledged once on the primary) and with it (``wait1``:
-``WAIT 1`` after each write of appends, see ``boulanger.broker.node``).
+``WAIT 1`` after each write of appends, see ``boulanger.broker.redis.appender``).
 Printed per variant: medians over the runs of appends per second (wall),
 latency of one append (p50 and p99, ms) and this process's CPU per append.
 """

@@ -1,3 +1,5 @@
+"""``python -m boulanger``: the ``boulanger`` command (:mod:`.cli`)."""
+
 import sys
 
 from .cli import main

@@ -212,6 +212,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``boulanger`` command line: one subcommand per task, each with its handler."""
     parser = argparse.ArgumentParser(
         prog="boulanger", description="Baker's Game race server and tools."
     )
@@ -285,6 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` names (``sys.argv`` without it); return its exit status."""
     args = build_parser().parse_args(argv)
     result: int = args.func(args)
     return result

@@ -11,7 +11,7 @@ import pytest
 
 from boulanger.broker import AppendRefused, BrokerUnavailable, Condition, race_channel
 from boulanger.broker.cluster import RedisClusterBroker
-from boulanger.broker.node import NotReplicated
+from boulanger.broker.redis.appender import NotReplicated
 from boulanger.broker.slots import key_slot
 from support.servers import RedisCluster
 

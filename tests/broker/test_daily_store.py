@@ -14,11 +14,10 @@ from boulanger.broker import Broker, open_broker
 from boulanger.broker.daily import (
     STREAK_BATCH,
     DailyStore,
-    RedisDailyStore,
     daily_channel,
     parse_published,
-    unpack_record,
 )
+from boulanger.broker.redis.daily import RedisDailyStore, unpack_record
 from boulanger.race.daily import FIRST_DAY, DailyEntry, expires_at, ranking_key, today
 from support.servers import RedisProcess
 

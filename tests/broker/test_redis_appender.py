@@ -10,7 +10,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from boulanger.broker import AppendRefused, BrokerUnavailable, Condition
-from boulanger.broker.redis import _APPEND_SHA, RedisBroker, _key
+from boulanger.broker.redis import APPEND_SHA, RedisBroker, race_key
 from support.servers import RedisProcess
 
 from .conftest import parsed, started, text
@@ -81,7 +81,7 @@ async def test_appends_survive_a_flushed_script_cache(broker: RedisBroker) -> No
     stats = await broker.redis.info("commandstats")
     assert stats["cmdstat_eval"]["calls"] == 50  # the resends
     assert stats["cmdstat_evalsha"]["failed_calls"] == 50  # NOSCRIPT
-    assert await broker.redis.script_exists(_APPEND_SHA) == [True]
+    assert await broker.redis.script_exists(APPEND_SHA) == [True]
     assert await broker.append("flush", text(event(0)), Condition()) == 52
 
 
@@ -149,7 +149,7 @@ async def test_close_fails_the_awaited_appends(own_redis: RedisProcess) -> None:
 async def test_too_many_in_flight_is_refused(
     broker: RedisBroker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import boulanger.broker.node as module
+    import boulanger.broker.redis.appender as module
 
     assert await broker.append("bound", text(event(0)), Condition()) == 1
     monkeypatch.setattr(module, "APPENDS_IN_FLIGHT", 10)
@@ -175,8 +175,8 @@ async def test_auth_and_a_database_of_the_url() -> None:
             direct = aioredis.Redis(host="127.0.0.1", port=redis.port, password="s3cret", db=db)
             other = aioredis.Redis(host="127.0.0.1", port=redis.port, password="s3cret", db=5 - db)
             try:
-                assert await direct.llen(_key(f"auth{db}", "log")) == 2
-                assert await other.llen(_key(f"auth{db}", "log")) == 0
+                assert await direct.llen(race_key(f"auth{db}", "log")) == 2
+                assert await other.llen(race_key(f"auth{db}", "log")) == 0
             finally:
                 await direct.aclose()
                 await other.aclose()

@@ -180,7 +180,7 @@ async def test_a_unix_socket(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 def test_the_url_is_read_as_redis_py_reads_it() -> None:
-    from boulanger.broker.node import Endpoint as _Endpoint
+    from boulanger.broker.redis.endpoint import Endpoint as _Endpoint
 
     plain = _Endpoint("redis://example.org")
     assert (plain.host, plain.port, plain.path, plain.ssl, plain.hello) == (

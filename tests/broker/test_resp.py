@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from boulanger.broker.resp import ProtocolError, Reply, ReplyError, RespReader, encode_command
+from boulanger.broker.resp import Reply, ReplyError, RespReader, UnexpectedReply, encode_command
 
 
 def encode(reply: Reply) -> bytes:
@@ -136,7 +136,7 @@ def test_many_pushes_in_one_read() -> None:
     ],
 )
 def test_bytes_that_are_not_resp2_are_refused(raw: bytes) -> None:
-    with pytest.raises(ProtocolError):
+    with pytest.raises(UnexpectedReply):
         RespReader().feed(raw)
 
 

@@ -306,13 +306,13 @@ class Watcher:
             pass
         self.close_code = self.ws.close_code
 
-    def boards(self) -> list[dict[str, Any]]:
+    def leaderboards(self) -> list[dict[str, Any]]:
         return [m for m in self.messages if m["type"] == "daily_leaderboard"]
 
     async def until(self, check: Any, timeout: float = 10.0) -> dict[str, Any]:
         async with asyncio.timeout(timeout):
             while True:
-                for message in self.boards():
+                for message in self.leaderboards():
                     if check(message):
                         return message
                 await asyncio.sleep(0.02)
@@ -344,7 +344,7 @@ async def test_live_leaderboard_reaches_a_watcher_on_another_process_and_survive
 ) -> None:
     a, b = two_servers
     watcher = await _watch(b.ws_base, watchers)
-    assert watcher.boards()[0] == {
+    assert watcher.leaderboards()[0] == {
         "type": "daily_leaderboard",
         "date": _today().isoformat(),
         "total": 0,
@@ -400,7 +400,7 @@ async def test_live_updates_are_coalesced(own_redis: RedisProcess, watchers: lis
             await store.record(_today(), f"h{i}", entry, {"code": "x", "actions": []})
         last = await watcher.until(lambda m: m["total"] == 60)
         elapsed = time.monotonic() - started
-        updates = watcher.boards()[1:]
+        updates = watcher.leaderboards()[1:]
         # Sixty entries, a handful of messages: at most two a second (plus one).
         assert len(updates) <= 2 * elapsed + 2 and len(updates) < 60
         assert [e["name"] for e in last["entries"]] == [f"p{i}" for i in range(20)]

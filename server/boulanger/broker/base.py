@@ -38,6 +38,7 @@ class Listener(Protocol):
 
 
 def race_channel(race_id: str) -> str:
+    """The pub/sub channel of a race's events."""
     # The {hash tag} keeps a race's keys and channel on one Redis Cluster shard.
     return f"bk:race:{{{race_id}}}"
 

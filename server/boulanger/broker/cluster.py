@@ -3,8 +3,9 @@
 ``redis-cluster://[user:password@]host:port[,host:port...]`` names some
 nodes of the cluster; the broker asks them for the slot map (``CLUSTER
 SLOTS``) and holds, for each primary, a :class:`Shard`: the raw append
-connection and the sharded pub/sub subscriber of :mod:`.node`, as the Redis
-broker holds one of each for its one Redis.
+connection (:mod:`.redis.appender`) and the sharded pub/sub subscriber
+(:mod:`.redis.subscriber`), as the Redis broker holds one of each for its
+one Redis.
 
 - An append (a race's log, meta and reads too) goes to the primary that owns
   the race's slot (every key and the channel of a race share the
@@ -23,7 +24,7 @@ broker holds one of each for its one Redis.
 
 Acknowledged means in the shard's primary's log; with ``replica_wait`` it
 also means on that many of its replicas (``WAIT``, see
-:class:`~.node.Appender`), so that a failover cannot lose it.
+:class:`~.redis.appender.Appender`), so that a failover cannot lose it.
 
 The daily challenge's store uses redis-py's cluster client (:attr:`redis`),
 for plain commands and scripts on one slot each.
@@ -42,25 +43,21 @@ from urllib.parse import unquote
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
 from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
-from .daily import DailyStore, RedisDailyStore
-from .node import (
-    REPLY_TIMEOUT_S,
-    Appends,
-    Endpoint,
-    ReplyRefused,
-    Subscription,
-    retrieved,
-)
-from .redis import (
+from .daily import DailyStore
+from .redis.appender import Appends, ReplyRefused, retrieved
+from .redis.broker import REPLICA_WAIT_MS
+from .redis.daily import RedisDailyStore
+from .redis.endpoint import REPLY_TIMEOUT_S, Endpoint
+from .redis.scripts import (
     RACE_TTL_S,
-    REPLICA_WAIT_MS,
-    _key,
     append_command,
     append_script,
     check_script_loaded,
     confirm_command,
+    race_key,
 )
-from .resp import ProtocolError, Reply, ReplyError, RespReader, encode_command
+from .redis.subscriber import Subscription
+from .resp import Reply, ReplyError, RespReader, UnexpectedReply, encode_command
 from .slots import Node, SlotMap, key_slot, redirect
 
 log = logging.getLogger(__name__)
@@ -220,7 +217,7 @@ class RedisClusterBroker(Broker):
                 self._apply(await self._fetch_slots())
                 backoff = REFRESH_GAP_S
                 wait = self.refresh_interval
-            except (OSError, ProtocolError, ValueError) as error:
+            except (OSError, UnexpectedReply, ValueError) as error:
                 log.warning("redis cluster slot map: %s", str(error) or type(error).__name__)
                 wait = backoff
                 backoff = min(backoff * 2, 2.0)
@@ -244,7 +241,7 @@ class RedisClusterBroker(Broker):
                 return SlotMap.parse(
                     await self._ask(node, encode_command("CLUSTER", "SLOTS")), node
                 )
-            except (OSError, ProtocolError, ValueError) as error:
+            except (OSError, UnexpectedReply, ValueError) as error:
                 errors.append(f"{node[0]}:{node[1]}: {str(error) or type(error).__name__}")
         raise ConnectionError("no node answered: " + "; ".join(errors))
 
@@ -336,7 +333,7 @@ class RedisClusterBroker(Broker):
     async def _command(self, slot: int, command: bytes, resend: bytes | None = None) -> Any:
         """``command`` on the primary that owns ``slot``, following redirections.
 
-        ``resend`` as :meth:`~.node.Appender.send` takes it (an append's);
+        ``resend`` as :meth:`~.redis.appender.Appender.send` takes it (an append's);
         None answers any reply but a redirection as it is.
         """
         node = self._owner(slot)
@@ -380,12 +377,12 @@ class RedisClusterBroker(Broker):
     # -- race logs ---------------------------------------------------------
 
     async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
-        key = _key(race_id, "meta")
+        key = race_key(race_id, "meta")
         command = encode_command("SET", key, json.dumps(meta), "EX", RACE_TTL_S)
         _check(await self._command(key_slot(key), command))
 
     async def race_meta(self, race_id: str) -> dict[str, Any] | None:
-        key = _key(race_id, "meta")
+        key = race_key(race_id, "meta")
         text = _check(await self._command(key_slot(key), encode_command("GET", key)))
         return None if text is None else dict(json.loads(text))
 
@@ -407,7 +404,7 @@ class RedisClusterBroker(Broker):
         return RedisDailyStore(self.redis, retention_days, sharded=True)
 
     async def read(self, race_id: str, after: int) -> list[str]:
-        key = _key(race_id, "log")
+        key = race_key(race_id, "log")
         texts = _check(await self._command(key_slot(key), encode_command("LRANGE", key, after, -1)))
         return [text if isinstance(text, str) else text.decode() for text in texts]
 

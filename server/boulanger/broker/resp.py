@@ -33,8 +33,14 @@ class ReplyError(Exception):
         return hash(self.args)
 
 
-class ProtocolError(Exception):
-    """The bytes are not RESP2: the stream is out of step and cannot be trusted."""
+class UnexpectedReply(Exception):
+    """Redis sent what no reply can be here: bytes that are not RESP2, a reply to no
+    command, an answer a setup command cannot have. The connection is out of step and
+    cannot be trusted.
+
+    (Not the race's :class:`boulanger.race.errors.ProtocolError`, a player's request
+    refused.)
+    """
 
 
 Reply: TypeAlias = "bytes | int | str | ReplyError | list[Reply] | None"
@@ -69,7 +75,7 @@ def _parse(buf: bytes, pos: int) -> tuple[Reply, int]:
         if len(buf) < stop + 2:
             raise _Incomplete(stop + 2)
         if buf[stop : stop + 2] != _CRLF:
-            raise ProtocolError(f"bulk string of {size} bytes not followed by CRLF")
+            raise UnexpectedReply(f"bulk string of {size} bytes not followed by CRLF")
         return buf[start:stop], stop + 2
     if kind == _ARRAY:
         count = int(buf[pos + 1 : eol])
@@ -93,7 +99,7 @@ def _parse(buf: bytes, pos: int) -> tuple[Reply, int]:
                 if len(buf) < stop + 2:
                     raise _Incomplete(stop + 2)
                 if buf[stop : stop + 2] != _CRLF:
-                    raise ProtocolError(f"bulk string of {size} bytes not followed by CRLF")
+                    raise UnexpectedReply(f"bulk string of {size} bytes not followed by CRLF")
                 items.append(buf[start:stop])
                 pos = stop + 2
             else:
@@ -106,7 +112,7 @@ def _parse(buf: bytes, pos: int) -> tuple[Reply, int]:
         return buf[pos + 1 : eol].decode("utf-8", "replace"), eol + 2
     if kind == _ERROR:
         return ReplyError(buf[pos + 1 : eol].decode("utf-8", "replace")), eol + 2
-    raise ProtocolError(f"unknown RESP2 type byte {bytes([kind])!r}")
+    raise UnexpectedReply(f"unknown RESP2 type byte {bytes([kind])!r}")
 
 
 class RespReader:
@@ -132,7 +138,7 @@ class RespReader:
     def feed(self, data: bytes) -> list[Reply]:
         """Every reply that ``data`` completes, in order (an empty list if none).
 
-        Raises :class:`ProtocolError` on bytes that are not RESP2; the reader
+        Raises :class:`UnexpectedReply` on bytes that are not RESP2; the reader
         is then out of step and must be dropped with its connection.
         """
         if self._chunks:
@@ -178,7 +184,7 @@ class RespReader:
             self._size = len(tail)
             self._need = incomplete.need - pos
         except ValueError as error:  # int() of a malformed length
-            raise ProtocolError(f"malformed RESP2 at offset {pos}: {error}") from error
+            raise UnexpectedReply(f"malformed RESP2 at offset {pos}: {error}") from error
         return replies
 
     @property

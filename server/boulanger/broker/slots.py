@@ -81,9 +81,11 @@ class SlotMap:
         return cls(ranges, others)
 
     def owner(self, slot: int) -> Node | None:
+        """The primary that owns ``slot``, or None when no node claims it."""
         return self._owners[slot]
 
     def primaries(self) -> set[Node]:
+        """Every primary that owns a range of slots."""
         return {node for _, _, node in self.ranges}
 
     @property

@@ -89,6 +89,7 @@ def pack_record(record: dict[str, Any]) -> bytes:
 
 
 def unpack_record(blob: bytes) -> dict[str, Any]:
+    """A game record as :func:`pack_record` stored it."""
     return dict(json.loads(zlib.decompress(blob)))
 
 

@@ -26,6 +26,7 @@ class SqliteUrl:
 
     @classmethod
     def parse(cls, url: str) -> SqliteUrl:
+        """Read a ``sqlite:///file.db?synchronous=...`` URL; ``ValueError`` quoting it if bad."""
         parts = urlsplit(url)
         path = unquote(parts.path[1:])  # the slash after the empty host is not the path's
         if parts.scheme != "sqlite" or parts.netloc or not path or path == ":memory:":
@@ -48,6 +49,7 @@ class SqliteUrl:
 
 
 def lock_path(path: Path) -> Path:
+    """The lock file beside a database file: whoever holds it owns the database."""
     return path.with_name(path.name + ".lock")
 
 

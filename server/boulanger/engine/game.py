@@ -87,9 +87,9 @@ class Game:
         return len(self._undo)
 
     @property
-    def can_undo(self) -> int:
-        """The former name of :attr:`undo_depth` (an int, not a bool), kept for its callers."""
-        return len(self._undo)
+    def can_undo(self) -> bool:
+        """Whether an action can be undone (:attr:`undo_depth` says how many)."""
+        return bool(self._undo)
 
     # -- actions -------------------------------------------------------
 

@@ -238,6 +238,7 @@ class DailyEntry:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DailyEntry:
+        """The entry :meth:`to_dict` wrote (as stored by the daily store)."""
         review = data.get("review")
         return cls(
             name=str(data["name"]),
@@ -311,6 +312,7 @@ class RankedEntry:
     entry: DailyEntry
 
     def to_wire(self) -> dict[str, Any]:
+        """The entry as the daily leaderboard's messages carry it (docs/protocol.md)."""
         fields = self.entry.to_dict()
         fields["review"] = review_wire(self.entry.review)
         return {"rank": self.rank, "entry_id": self.entry_id, **fields}

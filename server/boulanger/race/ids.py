@@ -13,6 +13,7 @@ def new_race_id() -> str:
 
 
 def new_player_id() -> str:
+    """A player's public id: 48 random bits (others see it; it proves nothing)."""
     return "p" + secrets.token_urlsafe(6)
 
 
@@ -27,4 +28,5 @@ def secret_hash(secret: str) -> str:
 
 
 def secret_matches(secret: str, expected_hash: str) -> bool:
+    """Whether ``secret`` hashes to ``expected_hash``, in constant time."""
     return hmac.compare_digest(secret_hash(secret), expected_hash)

@@ -38,6 +38,7 @@ class Message:
     ref: str | None = field(default=None, kw_only=True)
 
     def to_wire(self) -> JsonDict:
+        """The message as a JSON object: ``type`` first, ``ref`` last, optional Nones left out."""
         data: JsonDict = {"type": self.type}
         omitted = self.omitted_when_none
         for item in dataclasses.fields(self):

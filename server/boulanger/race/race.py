@@ -82,10 +82,12 @@ class RaceMeta:
     review: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The race's settings as stored beside its log."""
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RaceMeta:
+        """Settings as :meth:`to_dict` stored them; unknown keys (from a newer server) ignored."""
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -119,6 +121,7 @@ class Player:
 
     @property
     def done(self) -> bool:
+        """Whether the player has won or resigned."""
         return self.resigned or self.won_at is not None
 
     def view(self) -> dict[str, Any]:
@@ -156,7 +159,8 @@ def game_view(game: Game, status: str | None = None) -> dict[str, Any]:
         "actions": game.actions,
         "foundation_cards": board.foundation_cards,
         "status": status or game.status.value,
-        "can_undo": game.can_undo,
+        # On the wire "can_undo" is the count, as docs/protocol.md says.
+        "can_undo": game.undo_depth,
     }
 
 
@@ -211,6 +215,7 @@ class Race:
 
     @property
     def host_id(self) -> str | None:
+        """The host's player id, or None before the host has joined."""
         return next((p.player_id for p in self.players.values() if p.host), None)
 
     def player_by_token(self, token: str) -> Player | None:

@@ -36,10 +36,12 @@ class ReviewLimits:
     par_ms: int = 250
 
     def to_dict(self) -> dict[str, Any]:
+        """The limits as stored with the race's settings."""
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReviewLimits:
+        """Limits as :meth:`to_dict` stored them; unknown keys ignored."""
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 

@@ -29,6 +29,7 @@ class Standing:
     order: int = 0
 
     def to_wire(self) -> dict[str, Any]:
+        """The standing as the race's messages carry it (docs/protocol.md)."""
         return {
             "player_id": self.player_id,
             "name": self.name,
@@ -54,6 +55,7 @@ def leaderboard_key(
 
 
 def sort_key(standing: Standing) -> tuple[int, int, int, int, int]:
+    """A standing's place in the race's leaderboard (see :func:`leaderboard_key`)."""
     return leaderboard_key(
         standing.time_ms,
         standing.foundation_cards,

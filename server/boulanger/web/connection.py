@@ -44,6 +44,7 @@ class TokenBucket:
         self.stamp = time.monotonic()
 
     def take(self, cost: int = 1) -> bool:
+        """Spend ``cost`` tokens if the bucket holds them (``rate`` a second, ``burst`` at most)."""
         now = time.monotonic()
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
@@ -104,6 +105,7 @@ class Connection:
         self.close(CLOSE_TRY_AGAIN)
 
     def close(self, code: int) -> None:
+        """Ask the session to close the socket with ``code``; the first code asked for wins."""
         if self.closed.is_set():
             return
         self.close_code = code

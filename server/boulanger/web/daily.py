@@ -49,12 +49,13 @@ class Daily:
         self.broker = store.broker
         self.settings = settings
         self.store: DailyStore = store.daily
-        self.boards: dict[date, LiveBoard] = {}
+        self.leaderboards: dict[date, LiveLeaderboard] = {}
 
     async def close(self) -> None:
-        for board in list(self.boards.values()):
-            await board.close()
-        self.boards.clear()
+        """Close every live leaderboard of this process."""
+        for leaderboard in list(self.leaderboards.values()):
+            await leaderboard.close()
+        self.leaderboards.clear()
 
     def game_code(self, day: date) -> GameCode:
         """The deal of ``day``, on this server's schedule (its daily secret, if any)."""
@@ -121,30 +122,32 @@ class Daily:
 
     # -- live leaderboards -----------------------------------------------
 
-    async def watch(self, day: date, conn: Connection) -> LiveBoard:
-        board = self.boards.get(day)
-        if board is None:
-            board = self.boards[day] = LiveBoard(self.broker, self.store, day)
-            await board.open()
-        await board.ready.wait()
+    async def watch(self, day: date, conn: Connection) -> LiveLeaderboard:
+        """Add a watcher to a day's live leaderboard (opened for the first) and greet it."""
+        leaderboard = self.leaderboards.get(day)
+        if leaderboard is None:
+            leaderboard = self.leaderboards[day] = LiveLeaderboard(self.broker, self.store, day)
+            await leaderboard.open()
+        await leaderboard.ready.wait()
         try:
-            await board.greet(conn)
+            await leaderboard.greet(conn)
         except BaseException:
-            await self.leave(board, conn)
+            await self.leave(leaderboard, conn)
             raise
-        return board
+        return leaderboard
 
-    async def leave(self, board: LiveBoard, conn: Connection) -> None:
-        board.connections.discard(conn)
-        if not board.connections and self.boards.get(board.day) is board:
-            del self.boards[board.day]
-            await board.close()
+    async def leave(self, leaderboard: LiveLeaderboard, conn: Connection) -> None:
+        """Remove a watcher; the last one out closes the day's live leaderboard."""
+        leaderboard.connections.discard(conn)
+        if not leaderboard.connections and self.leaderboards.get(leaderboard.day) is leaderboard:
+            del self.leaderboards[leaderboard.day]
+            await leaderboard.close()
 
 
-class LiveBoard:
+class LiveLeaderboard:
     """One day's live leaderboard in this process: one subscription, coalesced pushes.
 
-    New entries (from any process, through the broker) only mark the board
+    New entries (from any process, through the broker) only mark the leaderboard
     changed; a push reads the top of the leaderboard once and sends the same
     text to every watcher here, no sooner than ``LIVE_INTERVAL_S`` after the
     previous push. A lost pub/sub message costs nothing but delay: every push
@@ -166,12 +169,14 @@ class LiveBoard:
         self._task: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
+        """Subscribe to the day's channel (``ready`` is set even if that fails)."""
         try:
             await self.broker.subscribe(self.channel, self)
         finally:
             self.ready.set()
 
     async def close(self) -> None:
+        """Stop pushing and unsubscribe."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -30,7 +30,7 @@ from .connection import (
     CLOSE_NO_RACE,
     CLOSE_TRY_AGAIN,
 )
-from .daily import LiveBoard
+from .daily import LiveLeaderboard
 from .http import json_body, known_fields, may_create
 from .hub import now_ms
 from .refusals import Refused
@@ -96,14 +96,17 @@ def _player_key(value: Any) -> str:
 
 
 async def today_challenge(request: Request) -> Response:
+    """``GET /api/daily``: today's daily challenge."""
     return JSONResponse(_server(request).daily.challenge(d.today(now_ms())))
 
 
 async def day_challenge(request: Request) -> Response:
+    """``GET /api/daily/{date}``: a day's daily challenge."""
     return JSONResponse(_server(request).daily.challenge(_day(request.path_params["date"])))
 
 
 async def leaderboard(request: Request) -> Response:
+    """``GET /api/daily/{date}/leaderboard``: a page of a day's leaderboard."""
     day = _day(request.path_params["date"])
     limit = _int_param(request, "limit", PAGE_DEFAULT, 1, PAGE_MAX)
     offset = _int_param(request, "offset", 0, 0, OFFSET_MAX)
@@ -220,6 +223,7 @@ async def my_standing(request: Request) -> Response:
 
 
 async def game_record(request: Request) -> Response:
+    """``GET /api/daily/{date}/records/{entry_id}``: an entry's game record."""
     day = _day(request.path_params["date"])
     text = request.path_params["entry_id"]
     if not text.isascii() or not text.isdigit() or len(text) > d.ENTRY_ID_DIGITS:
@@ -238,6 +242,7 @@ async def game_record(request: Request) -> Response:
 
 @limited_per_address
 async def daily_socket(websocket: WebSocket) -> None:
+    """``/ws/daily/{date}``: a watcher of a day's live leaderboard."""
     try:
         day = _day(websocket.path_params["date"])
     except Refused:
@@ -253,20 +258,20 @@ class Watcher(Session):
     def __init__(self, server: Server, day: date, websocket: WebSocket) -> None:
         super().__init__(server, websocket)
         self.day = day
-        self.board: LiveBoard | None = None
+        self.leaderboard: LiveLeaderboard | None = None
 
     def describe(self) -> str:
         return f"daily {self.day} watcher"
 
     async def opened(self) -> None:
         try:
-            self.board = await self.server.daily.watch(self.day, self.conn)
+            self.leaderboard = await self.server.daily.watch(self.day, self.conn)
         except BrokerUnavailable:
             self.conn.close(CLOSE_TRY_AGAIN)
 
     async def closing(self) -> None:
-        if self.board is not None:
-            await self.server.daily.leave(self.board, self.conn)
+        if self.leaderboard is not None:
+            await self.server.daily.leave(self.leaderboard, self.conn)
 
     async def handle(self, text: str) -> None:
         self._handle(text)

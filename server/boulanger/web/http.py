@@ -37,6 +37,7 @@ def _body_refused(status: int, reason: str) -> Refused:
 
 
 async def healthz(request: Request) -> Response:
+    """``GET /healthz``: 200 while the broker answers, 503 otherwise."""
     server = _server(request)
     ok = await server.broker.ping()
     body = {"ok": ok, "broker": server.broker.kind, "races": len(server.hubs)}
@@ -118,10 +119,12 @@ async def may_create(server: Server, request: Request) -> None:
 
 
 def no_deal(cells: int) -> Refused:
+    """The refusal when the catalog has no winnable deal for ``cells``."""
     return Refused(503, "no_deal", f"no proven-winnable deal with {cells} cells is available")
 
 
 async def create_race(request: Request) -> Response:
+    """``POST /api/races``: a new race, with its id, link and host key."""
     server = _server(request)
     data = await json_body(request)
     known_fields(data, "cells", "code", "practice", "open_boards")
@@ -161,6 +164,7 @@ async def _race(request: Request) -> Race | None:
 
 
 async def race_snapshot(request: Request) -> Response:
+    """``GET /api/races/{race_id}``: the race as a spectator sees it."""
     race = await _race(request)
     if race is None:
         raise Refused(404, "unknown_race", "no such race")
@@ -168,6 +172,7 @@ async def race_snapshot(request: Request) -> Response:
 
 
 async def race_record(request: Request) -> Response:
+    """``GET /api/races/{race_id}/records/{player_id}``: a game record, once the race is over."""
     race = await _race(request)
     if race is None:
         raise Refused(404, "unknown_race", "no such race")

@@ -36,6 +36,7 @@ PUBSUB_PATIENCE_S = 0.5
 
 
 def now_ms() -> int:
+    """Wall-clock time in milliseconds, the races' clock."""
     return int(time.time() * 1000)
 
 
@@ -412,6 +413,7 @@ class Hubs:
                 await hub.close()
 
     async def close(self) -> None:
+        """Close every hub of this process."""
         for hub in list(self._hubs.values()):
             await hub.close()
         self._hubs.clear()

@@ -77,6 +77,7 @@ class MemoryLimits:
         self.created: dict[str, deque[float]] = {}
 
     def enter(self, key: str) -> bool:
+        """Count a connection from ``key``; False when it has as many as allowed."""
         count = self.open.get(key, 0)
         if count >= self.max_connections:
             return False
@@ -84,6 +85,7 @@ class MemoryLimits:
         return True
 
     def leave(self, key: str) -> None:
+        """A connection from ``key`` ended."""
         count = self.open.get(key, 0) - 1
         if count > 0:
             self.open[key] = count
@@ -91,6 +93,7 @@ class MemoryLimits:
             self.open.pop(key, None)
 
     def may_create(self, key: str) -> bool:
+        """Whether ``key`` may create a race now (a sliding minute's budget); counts it if so."""
         now = self.clock()
         stamps = self.created.get(key)
         if stamps is None:
@@ -135,10 +138,12 @@ class AddressLimits:
         return self.local.max_connections
 
     async def start(self) -> None:
+        """Start renewing this process's leases (shared limits only)."""
         if self.redis is not None:
             self._renewer = asyncio.create_task(self._renew_loop())
 
     async def close(self) -> None:
+        """Stop renewing and give back every lease held."""
         if self._renewer is not None:
             self._renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -176,6 +181,7 @@ class AddressLimits:
         return Lease(key, "", local=True)
 
     async def leave(self, lease: Lease) -> None:
+        """Give a lease back (a shared one expires by itself if this fails)."""
         if lease.local:
             self.local.leave(lease.key)
             return

@@ -88,6 +88,7 @@ class QuickRaces:
             self.queue.started(race)
 
     async def close(self) -> None:
+        """Stop the starter task."""
         if self._starter is not None:
             self._starter.cancel()
             with contextlib.suppress(asyncio.CancelledError):

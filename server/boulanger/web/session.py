@@ -122,6 +122,7 @@ class Session:
             self.conn.close(close)
 
     async def run(self) -> None:
+        """Serve the socket until it closes: read loop, heartbeat, then :meth:`closing`."""
         conn = self.conn
         reader = asyncio.create_task(self._read_loop())
         heart = asyncio.create_task(self._heartbeat())

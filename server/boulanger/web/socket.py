@@ -43,6 +43,7 @@ SNAPSHOT_COST = 8
 
 @limited_per_address
 async def race_socket(websocket: WebSocket) -> None:
+    """``/ws/races/{race_id}``: a player's or a spectator's connection to a race."""
     server: Server = websocket.app.state.server
     try:
         hub = await server.hubs.get(websocket.path_params["race_id"])

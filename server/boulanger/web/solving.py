@@ -98,6 +98,10 @@ class SolverPool:
     async def hint(
         self, record: dict[str, Any], budget: float = HINT_BUDGET_S
     ) -> tuple[str, dict[str, Any] | None]:
+        """A hint for a game record, searched by a worker within ``budget`` seconds.
+
+        The search's verdict, and its move (None without one).
+        """
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor(), _hint, record, budget)
 

@@ -9,7 +9,8 @@ from contextlib import asynccontextmanager
 import pytest
 
 from boulanger.broker import BrokerUnavailable
-from boulanger.broker.node import Appends, Endpoint
+from boulanger.broker.redis.appender import Appends
+from boulanger.broker.redis.endpoint import Endpoint
 from boulanger.broker.resp import encode_command
 
 
