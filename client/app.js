@@ -19,6 +19,8 @@ const ROUTES = [
   [/^\/daily\/([^/]+)\/?$/, (date) => daily(date)],
   [/^\/practice\/?$/, () => practice()],
   [/^\/rules\/?$/, () => rules()],
+  [/^\/account\/?$/, () => account()],
+  [/^\/@\/([^/]{1,80})\/?$/, (name) => profile(name)],
 ];
 
 export function navigate(path, replace = false) {
@@ -255,6 +257,39 @@ function daily(date) {
   view.mount();
 }
 
+// -- accounts and profiles ------------------------------------------------------------
+
+// account.js is loaded when one of its pages is opened: most visits need none.
+async function account() {
+  page('Account', h('p', { class: 'loading' }, 'Loading…'));
+  const { accountPage } = await import('./account.js');
+  if (location.pathname.startsWith('/account')) accountPage(main, navigate);
+}
+
+function profile(name) {
+  let shown = name;
+  try {
+    shown = decodeURIComponent(name);
+  } catch {
+    shown = name;
+  }
+  page(shown, h('p', { class: 'loading' }, 'Loading the profile…'));
+  import('./account.js').then(({ profilePage }) => {
+    if (location.pathname.startsWith('/@/')) profilePage(main, shown);
+  });
+}
+
+// The header's account link: the signed-in name, or "Sign in".
+async function showAccountLink() {
+  const link = document.getElementById('account-link');
+  const answer = await api('GET', '/api/me').catch(() => null);
+  const me = answer && answer.account;
+  if (link && me) {
+    link.textContent = me.name;
+    link.href = me.url;
+  }
+}
+
 // -- race -------------------------------------------------------------------------
 
 function racePage(raceId) {
@@ -317,5 +352,6 @@ soundButton.addEventListener('click', () => {
   showSound();
 });
 showSound();
+showAccountLink();
 
 route();

@@ -75,9 +75,11 @@ export class DailyPage {
   render() {
     const day = this.day;
     const me = this.me;
-    const ranked = this.today && !(me && (me.entry || me.attempt));
+    // A guest's game is unranked unless this server ranks guests.
+    this.canRank = !me || !!me.signed_in || !!me.guests_ranked;
+    const ranked = this.today && this.canRank && !(me && (me.entry || me.attempt));
     const name = h('input', { id: 'daily-name', maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: 'shown on the leaderboard' });
-    const play = h('button', { type: 'submit', class: 'primary' }, ranked ? "Play today's deal" : 'Play it again (practice)');
+    const play = h('button', { type: 'submit', class: 'primary' }, ranked ? "Play today's deal" : this.today && !this.canRank ? "Play today's deal (unranked)" : 'Play it again (practice)');
     const form = h('form', { class: 'row daily-play' }, h('label', { for: 'daily-name' }, 'Your name'), name, play);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
@@ -151,6 +153,9 @@ export class DailyPage {
     } else if (me && me.attempt) {
       mine.push(h('p', { class: 'my-result' }, 'Your ranked game of the day is under way. ',
         h('a', { href: me.attempt.url, class: 'button primary', 'data-link': '' }, 'Continue it')));
+    } else if (this.today && !this.canRank) {
+      mine.push(h('p', { class: 'unranked' }, 'As a guest you play unranked. ',
+        h('a', { href: '/account', 'data-link': '' }, 'Sign up or sign in'), ' to put your first game of the day on the leaderboard and keep your streak.'));
     } else if (this.today) {
       mine.push(h('p', { class: 'small' }, 'Your first game of the day counts for the leaderboard; later ones are practice.'));
     } else {

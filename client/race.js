@@ -845,6 +845,7 @@ export class RaceView {
         ? 'Open boards: spectators watch every board live.'
         : 'Fair play: the deal is dealt when the race starts, and nobody sees a board until its player has finished.'),
       h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`),
+      this.race.practice || this.creds.daily ? null : this.ratingsLine(count),
       this.race.winnable === false
         ? h('p', { class: 'notice', role: 'note' }, 'The solver found no win for this deal: the most cards on the foundations will decide.')
         : null);
@@ -860,6 +861,21 @@ export class RaceView {
       panel.appendChild(h('p', {}, 'The host starts the race when everyone is here.'));
     }
     return panel;
+  }
+
+  // Signed-in players' ratings beside their names (asked again when players come).
+  ratingsLine(count) {
+    const line = h('p', { class: 'small lobby-ratings', 'data-ratings': '' }, this.ratingsText || '');
+    if (this.ratingsFor !== count) {
+      this.ratingsFor = count;
+      api('GET', `/api/races/${this.raceId}/ratings`).then((answer) => {
+        const rated = answer.players.map((p) => `${p.name} ${p.races ? p.rating : '(unrated)'}`);
+        this.ratingsText = rated.length ? `Ratings: ${rated.join(' · ')}` : '';
+        const shown = document.querySelector('[data-ratings]');
+        if (shown) shown.textContent = this.ratingsText;
+      }, () => {});
+    }
+    return line;
   }
 
   quickText() {

@@ -25,8 +25,9 @@ class Racer:
 
     _ids = itertools.count(1)
 
-    def __init__(self, ws_base: str, race_id: str) -> None:
+    def __init__(self, ws_base: str, race_id: str, headers: dict[str, str] | None = None) -> None:
         self.url = f"{ws_base}/ws/races/{race_id}"
+        self.headers = headers  # a signed-in player's cookie and Origin
         self.race_id = race_id
         self.ws: ClientConnection | None = None
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -39,7 +40,7 @@ class Racer:
         self._reader: asyncio.Task[None] | None = None
 
     async def connect(self) -> Racer:
-        self.ws = await connect(self.url, max_size=2**22)
+        self.ws = await connect(self.url, max_size=2**22, additional_headers=self.headers)
         self._reader = asyncio.create_task(self._read())
         return self
 

@@ -199,7 +199,14 @@ class ServerProcess:
         self.args = args
         self.listener: socket.socket | None = listening_socket()
         self.port = int(self.listener.getsockname()[1])
-        self.env = {**os.environ, "BOULANGER_CATALOG_SEED": TEST_CATALOG_SEED, **(env or {})}
+        # Guests' daily attempts ranked, as on a server without accounts: the daily
+        # challenge's tests play as guests; the accounts' tests turn it off.
+        self.env = {
+            **os.environ,
+            "BOULANGER_CATALOG_SEED": TEST_CATALOG_SEED,
+            "BOULANGER_DAILY_GUESTS_RANKED": "1",
+            **(env or {}),
+        }
         self.proc: subprocess.Popen[bytes] | None = None
         LOGS.mkdir(parents=True, exist_ok=True)
         self.log_path = LOGS / f"server-{self.port}-{os.getpid()}.log"

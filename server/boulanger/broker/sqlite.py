@@ -239,10 +239,11 @@ class SqliteBroker(Broker):
 
     @staticmethod
     def schema() -> str:
-        """Every table of the file: the races' and the daily challenge's."""
+        """Every table of the file: the races', the daily challenge's and the accounts'."""
+        from .sqlite_accounts import SCHEMA as ACCOUNTS
         from .sqlite_daily import SCHEMA as DAILY
 
-        return _SCHEMA + DAILY
+        return _SCHEMA + DAILY + ACCOUNTS
 
     def _open_reader(self) -> None:
         conn = connect(self.path, self.synchronous)

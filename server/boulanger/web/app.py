@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from ..broker import Broker
-from . import daily_http, http, replays
+from . import accounts, daily_http, http, replays
 from .frames import RawSend
 from .headers import SecurityHeaders
 from .quick import quick_race
@@ -59,6 +59,7 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         Route("/api/quick", quick_race, methods=["POST"]),
         *daily_http.routes(),
         *replays.routes(),
+        *accounts.routes(),
         WebSocketRoute("/ws/races/{race_id}", race_socket),
         Route("/", page),
         Route("/race/{race_id}", page),
@@ -67,6 +68,8 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         Route("/practice", page),
         *(Route(path, page) for path in replays.PAGES),
         Route("/rules", page),
+        Route("/account", page),
+        Route("/@/{name}", page),
         Mount("/static", client, name="static"),
         Route("/{path:path}", unknown),
     ]

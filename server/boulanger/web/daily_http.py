@@ -128,17 +128,28 @@ async def create_attempt(request: Request) -> Response:
     day = _day(request.path_params["date"])
     data = await json_body(request)
     known_fields(data, "player_key", "name")
-    player_key = _player_key(data.get("player_key"))
+    # The session cookie counts on a request from this site's own pages only.
+    account = None
+    if server.accounts.same_origin(request):
+        account = await server.accounts.account_of(request)
+    player_key = ""
+    if account is None or data.get("player_key") is not None:
+        player_key = _player_key(data.get("player_key"))
     name = data.get("name")
     if name is not None:
         clean_name(name)  # the rules of a join; a ProtocolError is answered as a 400
     await may_create(server, request)
-    key_hash = secret_hash(player_key)
+    # Signed in: the account's attempt (one ranked a day, wherever it signs in).
+    # A guest's is unranked, unless this server ranks guests (daily_guests_ranked).
+    key_hash = account["daily_key"] if account is not None else secret_hash(player_key)
+    may_rank = account is not None or server.settings.daily_guests_ranked
     daily = server.daily
     ranked = False
-    if day == d.today(now_ms()) and await daily.settle(server.hubs, day, key_hash) is None:
+    today = day == d.today(now_ms())
+    if today and may_rank and await daily.settle(server.hubs, day, key_hash) is None:
         race_id = await daily.store.claim_attempt(day, key_hash, new_race_id())
-        host_key = _host_key(player_key, race_id)
+        secret = player_key if account is None else account["secret"]
+        host_key = _host_key(secret, race_id)
         ranked = True
         if await server.broker.race_meta(race_id) is None:
             await _create_race(server, day, race_id, host_key, key_hash, ranked=True)
@@ -152,6 +163,10 @@ async def create_attempt(request: Request) -> Response:
         "ranked": ranked,
         **daily.challenge(day),
     }
+    if today and not may_rank:
+        answer["unranked"] = "sign_in"  # the client says: sign up (or in) to be ranked
+    elif today and not ranked:
+        answer["unranked"] = "played_today"  # one ranked attempt a day
     return JSONResponse(answer, status_code=201)
 
 
@@ -178,7 +193,11 @@ async def my_standing(request: Request) -> Response:
     """The caller's rank, entry, streak and ranked attempt; the player key is a header."""
     server = _server(request)
     day = _day(request.path_params["date"])
-    key_hash = secret_hash(_player_key(request.headers.get(PLAYER_KEY_HEADER)))
+    account = await server.accounts.account_of(request)
+    if account is not None:
+        key_hash = account["daily_key"]
+    else:
+        key_hash = secret_hash(_player_key(request.headers.get(PLAYER_KEY_HEADER)))
     daily = server.daily
     ranked = await daily.settle(server.hubs, day, key_hash)
     race_id = await daily.store.attempt(day, key_hash)
@@ -196,6 +215,9 @@ async def my_standing(request: Request) -> Response:
             "streak": streak,
             "attempt": None if race_id is None else {"race_id": race_id, "url": f"/race/{race_id}"},
             "share": share,
+            # Whether a guest's first attempt of today would be ranked (else: sign in).
+            "guests_ranked": server.settings.daily_guests_ranked,
+            "signed_in": account is not None,
         }
     )
 

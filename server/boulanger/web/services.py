@@ -18,8 +18,9 @@ from ..broker import Broker, Store, open_store
 from ..engine import GameCode
 from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.race import RaceMeta
+from .accounts import Accounts
 from .daily import Daily
-from .hub import Hubs, now_ms
+from .hub import Hubs, RaceHub, now_ms
 from .limits import AddressLimits
 from .quick import QuickRaces
 from .settings import Settings
@@ -47,7 +48,9 @@ class Server:
         # The daily challenge: its store and live leaderboards; it records ranked
         # attempts when their races are over (boulanger.web.daily).
         self.daily = Daily(store, settings)
-        self.hubs = Hubs(self.broker, settings.idle_race_s, on_over=self.daily.on_over)
+        # Accounts, sessions, histories and ratings (boulanger.web.accounts).
+        self.accounts = Accounts(self)
+        self.hubs = Hubs(self.broker, settings.idle_race_s, on_over=self._race_over)
         # Per client address; in Redis when the broker is (boulanger.web.limits).
         self.addresses = AddressLimits(
             self.broker,
@@ -79,6 +82,10 @@ class Server:
         await self.addresses.close()
         await self.broker.close()
         self.solver.close()
+
+    async def _race_over(self, hub: RaceHub) -> None:
+        await self.daily.on_over(hub)
+        await self.accounts.on_over(hub)
 
     async def _sweep_loop(self) -> None:
         sweeps = 0

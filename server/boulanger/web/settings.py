@@ -71,6 +71,21 @@ class Settings:
     # this long after its second player joined.
     quick_race_players: int = 8
     quick_race_wait_s: float = 20.0
+    # Accounts (boulanger.web.accounts): argon2id's cost per password hashed or checked.
+    argon2_time_cost: int = 3
+    argon2_memory_kib: int = 64 * 1024
+    argon2_parallelism: int = 1
+    # Failed sign-ins per account name and per address, per 15 minutes.
+    signin_fails_per_account: int = 10
+    signin_fails_per_address: int = 30
+    # The session cookie is Secure (sent over HTTPS only): set when served over HTTPS.
+    cookie_secure: bool = False
+    # The site's origin as browsers see it ("https://example.org"): what Origin headers
+    # and passkeys are checked against. Empty: the scheme and Host of each request.
+    public_origin: str = ""
+    # Whether a guest's first daily attempt of the day is ranked (a server without
+    # accounts in use). Off: a ranked attempt needs a signed-in account.
+    daily_guests_ranked: bool = False
 
     def review_limits(self) -> ReviewLimits:
         """The review limits new races are created with."""
@@ -94,6 +109,9 @@ class Settings:
             text = os.environ.get(f"BOULANGER_{name.upper()}")
             if text is not None:
                 kind = type(getattr(settings, name))
+                if kind is bool:
+                    setattr(settings, name, text.strip().lower() in ("1", "true", "yes", "on"))
+                    continue
                 setattr(settings, name, Path(text) if issubclass(kind, Path) else kind(text))
         for name, value in overrides.items():
             if value is not None:

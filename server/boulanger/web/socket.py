@@ -8,6 +8,7 @@ client sees only ``internal``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -52,16 +53,31 @@ async def race_socket(websocket: WebSocket) -> None:
     if hub is None:
         await refuse(websocket, CLOSE_NO_RACE, "no such race")
         return
+    account = None
+    if server.accounts.same_origin(websocket):  # a cookie sent by another site's page is ignored
+        try:
+            account = await server.accounts.account_of(websocket)
+        except BrokerUnavailable:
+            await refuse(websocket, CLOSE_TRY_AGAIN, "try again")
+            return
     await websocket.accept()
-    await RaceSession(server, hub, websocket).run()
+    await RaceSession(server, hub, websocket, account).run()
 
 
 class RaceSession(Session):
     """One connection's conversation with one race."""
 
-    def __init__(self, server: Server, hub: RaceHub, websocket: WebSocket) -> None:
+    def __init__(
+        self,
+        server: Server,
+        hub: RaceHub,
+        websocket: WebSocket,
+        account: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(server, websocket)
         self.hub = hub
+        # The signed-in account (boulanger.web.accounts): a player it joins as shows its name.
+        self.account = account
         settings = server.settings
         self.resync_budget = TokenBucket(settings.resync_burst, settings.resync_events_per_second)
 
@@ -162,8 +178,14 @@ class RaceSession(Session):
             await hub.kick_others(conn)
         else:
             player_id, token = new_player_id(), new_secret()
+            if self.account is not None:
+                message = dataclasses.replace(message, name=self.account["name"])
             await hub.submit(lambda: race.decide_join(message, now_ms(), player_id, token))
             conn.role, conn.player_id = Role.PLAYER, player_id
+            if self.account is not None:
+                await self.server.accounts.store.note_player(
+                    race.race_id, player_id, self.account["id"]
+                )
         hub.attach(conn)
         conn.send(self._welcome(token, message.ref))
         if message.last_seq is not None:

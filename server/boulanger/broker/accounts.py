@@ -1,0 +1,356 @@
+"""Accounts, sessions, histories and ratings in the broker's store.
+
+Every operation here is one key at a time (no transaction spans two keys), so
+the same code runs on every broker through a small key-value shell
+(:class:`KeyValue`): the memory broker's dictionaries, the SQLite broker's
+file (:mod:`.sqlite_accounts`), Redis, and Redis Cluster. An account's own
+keys share one hash tag (``{ID}``), so a cluster keeps them on one shard::
+
+    bk:acct:{ID}               string  account JSON: name, password hash, passkeys, daily key
+    bk:acct:{ID}:history       list    race results, newest first (RaceResult JSON)
+    bk:acct:{ID}:rating:C      string  rating JSON for races with C cells
+    bk:name:{K}                string  account id of the name whose look-alike key is K
+    bk:cred:{C}                string  account id of passkey credential C
+    bk:claim:{H}               string  account id that claimed the guest key whose hash is H
+    bk:sess:{S}                string  session JSON (account id), S the session id's hash; expires
+    bk:chal:{S}                string  a WebAuthn ceremony's challenge; expires in minutes
+    bk:fail:{kind}:{K}         counter failed sign-ins of an account name or address; expires
+    bk:race:{R}:accounts       hash-ish player id -> account id of a race's signed-in players
+    bk:rated:{R}               string  set once a race's ratings and histories are counted
+    bk:ratings:{C}             zset    account id -> shown rating, for the top list
+
+A session is found by the hash of its id, so a leaked store leaks no
+cookie; deleting an account deletes its record, which ends its sessions
+(their account is gone) without listing them.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import time
+from collections import defaultdict
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from .base import Broker, BrokerUnavailable
+
+
+class KeyValue(abc.ABC):
+    """The few single-key operations accounts need, on one broker's store."""
+
+    @abc.abstractmethod
+    async def get(self, key: str) -> str | None: ...
+
+    @abc.abstractmethod
+    async def set(self, key: str, value: str, ttl_s: float | None = None) -> None: ...
+
+    @abc.abstractmethod
+    async def set_nx(self, key: str, value: str, ttl_s: float | None = None) -> bool:
+        """Set ``key`` unless it is there: True when this call set it."""
+
+    @abc.abstractmethod
+    async def delete(self, key: str) -> None: ...
+
+    @abc.abstractmethod
+    async def incr(self, key: str, ttl_s: float) -> int:
+        """Add one; the key expires ``ttl_s`` after its first increment."""
+
+    @abc.abstractmethod
+    async def push(self, key: str, value: str, cap: int) -> None:
+        """Put ``value`` first in the list at ``key``, keeping its ``cap`` newest."""
+
+    @abc.abstractmethod
+    async def items(self, key: str, limit: int) -> list[str]:
+        """The list's first ``limit`` values (newest first)."""
+
+    @abc.abstractmethod
+    async def zset(self, key: str, member: str, score: float) -> None: ...
+
+    @abc.abstractmethod
+    async def zrem(self, key: str, member: str) -> None: ...
+
+    @abc.abstractmethod
+    async def ztop(self, key: str, limit: int) -> list[tuple[str, float]]:
+        """The members with the highest scores, highest first."""
+
+
+def open_key_value(broker: Broker) -> KeyValue:
+    """The key-value shell of ``broker``'s store."""
+    if broker.kind in ("redis", "redis-cluster"):
+        return RedisKeyValue(broker.redis)  # type: ignore[attr-defined]
+    if broker.kind == "sqlite":
+        from .sqlite import SqliteBroker
+        from .sqlite_accounts import SqliteKeyValue
+
+        assert isinstance(broker, SqliteBroker)
+        return SqliteKeyValue(broker)
+    return MemoryKeyValue(getattr(broker, "extra", {}))
+
+
+# -- in memory ---------------------------------------------------------------
+
+
+class MemoryKeyValue(KeyValue):
+    """In the memory broker's ``extra``: shared by its users, lost with the process."""
+
+    def __init__(self, extra: dict[str, Any]) -> None:
+        self.values: dict[str, tuple[str, float | None]] = extra.setdefault("kv", {})
+        self.lists: dict[str, list[str]] = extra.setdefault("kv_lists", defaultdict(list))
+        self.zsets: dict[str, dict[str, float]] = extra.setdefault("kv_zsets", defaultdict(dict))
+
+    def _live(self, key: str) -> str | None:
+        found = self.values.get(key)
+        if found is None:
+            return None
+        value, expires = found
+        if expires is not None and expires <= time.monotonic():
+            del self.values[key]
+            return None
+        return value
+
+    async def get(self, key: str) -> str | None:
+        return self._live(key)
+
+    async def set(self, key: str, value: str, ttl_s: float | None = None) -> None:
+        self.values[key] = (value, None if ttl_s is None else time.monotonic() + ttl_s)
+
+    async def set_nx(self, key: str, value: str, ttl_s: float | None = None) -> bool:
+        if self._live(key) is not None:
+            return False
+        await self.set(key, value, ttl_s)
+        return True
+
+    async def delete(self, key: str) -> None:
+        self.values.pop(key, None)
+        self.lists.pop(key, None)
+        self.zsets.pop(key, None)
+
+    async def incr(self, key: str, ttl_s: float) -> int:
+        current = self._live(key)
+        if current is None:
+            await self.set(key, "1", ttl_s)
+            return 1
+        expires = self.values[key][1]
+        self.values[key] = (str(int(current) + 1), expires)
+        return int(current) + 1
+
+    async def push(self, key: str, value: str, cap: int) -> None:
+        found = self.lists[key]
+        found.insert(0, value)
+        del found[cap:]
+
+    async def items(self, key: str, limit: int) -> list[str]:
+        return list(self.lists.get(key, [])[:limit])
+
+    async def zset(self, key: str, member: str, score: float) -> None:
+        self.zsets[key][member] = score
+
+    async def zrem(self, key: str, member: str) -> None:
+        self.zsets.get(key, {}).pop(member, None)
+
+    async def ztop(self, key: str, limit: int) -> list[tuple[str, float]]:
+        found = self.zsets.get(key, {})
+        return sorted(found.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+# -- in Redis (and Redis Cluster: one key per command) -----------------------------
+
+
+def _unavailable(error: Exception) -> BrokerUnavailable:
+    return BrokerUnavailable(str(error))
+
+
+class RedisKeyValue(KeyValue):
+    """In Redis; each operation is one command on one key, so a cluster routes it."""
+
+    def __init__(self, redis: Any) -> None:
+        self.redis = redis
+
+    async def get(self, key: str) -> str | None:
+        try:
+            found = await self.redis.get(key)
+        except (RedisError, OSError) as error:
+            raise _unavailable(error) from error
+        return None if found is None else str(found)
+
+    async def set(self, key: str, value: str, ttl_s: float | None = None) -> None:
+        try:
+            await self.redis.set(key, value, px=None if ttl_s is None else int(ttl_s * 1000))
+        except (RedisError, OSError) as error:
+            raise _unavailable(error) from error
+
+    async def set_nx(self, key: str, value: str, ttl_s: float | None = None) -> bool:
+        px = None if ttl_s is None else int(ttl_s * 1000)
+        try:
+            return bool(await self.redis.set(key, value, px=px, nx=True))
+        except (RedisError, OSError) as error:
+            raise _unavailable(error) from error
+
+    async def delete(self, key: str) -> None:
+        try:
+            await self.redis.delete(key)
+        except (RedisError, OSError) as error:
+            raise _unavailable(error) from error
+
+    async def incr(self, key: str, ttl_s: float) -> int:
+        try:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.incr(key)
+                pipe.pexpire(key, int(ttl_s * 1000), nx=True)
+                count, _ = await pipe.execute()
+        except (RedisError, OSError) as error:
+            raise _unavailable(error) from error
+        return int(count)
+
+    async def push(self, key: str, value: str, cap: int) -> None:
+        try:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.lpush(key, value)
+                pipe.ltrim(key, 0, cap - 1)
+                await pipe.execute()
+        except (RedisError, OSError) as error:
+            raise _unavailable(error) from error
+
+    async def items(self, key: str, limit: int) -> list[str]:
+        try:
+            return [str(v) for v in await self.redis.lrange(key, 0, limit - 1)]
+        except (RedisError, OSError) as error:
+            raise _unavailable(error) from error
+
+    async def zset(self, key: str, member: str, score: float) -> None:
+        try:
+            await self.redis.zadd(key, {member: score})
+        except (RedisError, OSError) as error:
+            raise _unavailable(error) from error
+
+    async def zrem(self, key: str, member: str) -> None:
+        try:
+            await self.redis.zrem(key, member)
+        except (RedisError, OSError) as error:
+            raise _unavailable(error) from error
+
+    async def ztop(self, key: str, limit: int) -> list[tuple[str, float]]:
+        try:
+            found = await self.redis.zrevrange(key, 0, limit - 1, withscores=True)
+        except (RedisError, OSError) as error:
+            raise _unavailable(error) from error
+        return [(str(member), float(score)) for member, score in found]
+
+
+# -- accounts on top -------------------------------------------------------------
+
+
+def _load(text: str | None) -> dict[str, Any] | None:
+    return None if text is None else dict(json.loads(text))
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+class AccountStore:
+    """Accounts, sessions, ceremonies, sign-in counters, histories and ratings."""
+
+    def __init__(self, kv: KeyValue) -> None:
+        self.kv = kv
+
+    # accounts
+    async def claim_name(self, key: str, account_id: str) -> bool:
+        return await self.kv.set_nx(f"bk:name:{{{key}}}", account_id)
+
+    async def release_name(self, key: str) -> None:
+        await self.kv.delete(f"bk:name:{{{key}}}")
+
+    async def account_by_name(self, key: str) -> dict[str, Any] | None:
+        account_id = await self.kv.get(f"bk:name:{{{key}}}")
+        return None if account_id is None else await self.account(account_id)
+
+    async def account(self, account_id: str) -> dict[str, Any] | None:
+        return _load(await self.kv.get(f"bk:acct:{{{account_id}}}"))
+
+    async def save(self, account: dict[str, Any]) -> None:
+        await self.kv.set(f"bk:acct:{{{account['id']}}}", _dump(account))
+
+    async def delete(self, account: dict[str, Any], name_key: str, cells: list[int]) -> None:
+        """The account's personal data goes; results kept elsewhere stay, nameless."""
+        account_id = account["id"]
+        await self.kv.delete(f"bk:acct:{{{account_id}}}")
+        await self.kv.delete(f"bk:acct:{{{account_id}}}:history")
+        for count in cells:
+            await self.kv.delete(f"bk:acct:{{{account_id}}}:rating:{count}")
+            await self.kv.zrem(f"bk:ratings:{{{count}}}", account_id)
+        for credential in account.get("passkeys", []):
+            await self.kv.delete(f"bk:cred:{{{credential['id']}}}")
+        await self.kv.delete(f"bk:name:{{{name_key}}}")
+
+    async def claim_credential(self, credential_id: str, account_id: str) -> bool:
+        return await self.kv.set_nx(f"bk:cred:{{{credential_id}}}", account_id)
+
+    async def account_by_credential(self, credential_id: str) -> dict[str, Any] | None:
+        account_id = await self.kv.get(f"bk:cred:{{{credential_id}}}")
+        return None if account_id is None else await self.account(account_id)
+
+    async def claim_guest_key(self, key_hash: str, account_id: str) -> bool:
+        """A guest's player key goes to one account, once."""
+        return await self.kv.set_nx(f"bk:claim:{{{key_hash}}}", account_id)
+
+    # sessions and ceremonies
+    async def open_session(self, session_hash: str, account_id: str, ttl_s: float) -> None:
+        await self.kv.set(f"bk:sess:{{{session_hash}}}", account_id, ttl_s)
+
+    async def session(self, session_hash: str) -> str | None:
+        return await self.kv.get(f"bk:sess:{{{session_hash}}}")
+
+    async def close_session(self, session_hash: str) -> None:
+        await self.kv.delete(f"bk:sess:{{{session_hash}}}")
+
+    async def put_ceremony(self, ceremony_hash: str, data: dict[str, Any], ttl_s: float) -> None:
+        await self.kv.set(f"bk:chal:{{{ceremony_hash}}}", _dump(data), ttl_s)
+
+    async def take_ceremony(self, ceremony_hash: str) -> dict[str, Any] | None:
+        """A ceremony's data, usable once."""
+        key = f"bk:chal:{{{ceremony_hash}}}"
+        found = _load(await self.kv.get(key))
+        if found is not None:
+            await self.kv.delete(key)
+        return found
+
+    async def count_failure(self, kind: str, key: str, window_s: float) -> int:
+        return await self.kv.incr(f"bk:fail:{kind}:{{{key}}}", window_s)
+
+    async def failures(self, kind: str, key: str) -> int:
+        found = await self.kv.get(f"bk:fail:{kind}:{{{key}}}")
+        return 0 if found is None else int(found)
+
+    # races, histories, ratings
+    async def note_player(self, race_id: str, player_id: str, account_id: str) -> None:
+        # Kept as long as a race's log is (a day): long enough for its end to be counted.
+        await self.kv.set(f"bk:race:{{{race_id}}}:accounts:{player_id}", account_id, 2 * 86400)
+
+    async def player_account(self, race_id: str, player_id: str) -> str | None:
+        return await self.kv.get(f"bk:race:{{{race_id}}}:accounts:{player_id}")
+
+    async def mark_counted(self, race_id: str) -> bool:
+        """True the first time only: a race's end is counted once, whichever process sees it."""
+        return await self.kv.set_nx(f"bk:rated:{{{race_id}}}", "1", 2 * 86400)
+
+    async def add_result(self, account_id: str, result: dict[str, Any], cap: int) -> None:
+        await self.kv.push(f"bk:acct:{{{account_id}}}:history", _dump(result), cap)
+
+    async def history(self, account_id: str, limit: int) -> list[dict[str, Any]]:
+        texts = await self.kv.items(f"bk:acct:{{{account_id}}}:history", limit)
+        return [dict(json.loads(text)) for text in texts]
+
+    async def rating(self, account_id: str, cells: int) -> dict[str, Any] | None:
+        return _load(await self.kv.get(f"bk:acct:{{{account_id}}}:rating:{cells}"))
+
+    async def set_rating(
+        self, account_id: str, cells: int, rating: dict[str, Any], shown: int
+    ) -> None:
+        await self.kv.set(f"bk:acct:{{{account_id}}}:rating:{cells}", _dump(rating))
+        await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, shown)
+
+    async def top(self, cells: int, limit: int) -> list[tuple[str, float]]:
+        return await self.kv.ztop(f"bk:ratings:{{{cells}}}", limit)

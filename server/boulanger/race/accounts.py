@@ -1,0 +1,182 @@
+"""Accounts' rules: names, passwords, sign-in limits, history entries and ratings.
+
+Plain Python, no storage and no transport (those are :mod:`boulanger.broker.accounts`
+and :mod:`boulanger.web.accounts`). An account name follows the rules of a
+race name (:mod:`.names`: normalised, visible characters, compared by the
+confusable skeleton) and has :data:`ACCOUNT_NAME_MIN` to :data:`ACCOUNT_NAME_MAX`
+characters; two accounts may not have names that look alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from .errors import ProtocolError
+from .names import clean_name, name_key
+
+ACCOUNT_NAME_MIN, ACCOUNT_NAME_MAX = 3, 20
+PASSWORD_MIN, PASSWORD_MAX = 8, 128
+# Sign-in attempts that fail, per window, before the door closes for the rest of it.
+SIGNIN_FAILS_PER_ACCOUNT = 10
+SIGNIN_FAILS_PER_ADDRESS = 30
+SIGNIN_WINDOW_S = 15 * 60
+SESSION_DAYS = 30
+HISTORY_MAX = 200  # races kept per account (the oldest go)
+DELETED = "deleted player"
+
+
+def account_name(raw: object) -> str:
+    """An account name as stored and shown; :class:`ProtocolError` ``bad_name`` otherwise."""
+    name = clean_name(raw)
+    if not ACCOUNT_NAME_MIN <= len(name) <= ACCOUNT_NAME_MAX or name_key(name) == name_key(DELETED):
+        raise ProtocolError(
+            "bad_name",
+            f"an account name has {ACCOUNT_NAME_MIN} to {ACCOUNT_NAME_MAX} visible characters",
+        )
+    return name
+
+
+def account_key(name: str) -> str:
+    """What account names are unique by: a digest of their look-alike key (fixed length)."""
+    return hashlib.sha256(name_key(name).encode()).hexdigest()[:32]
+
+
+def check_password(raw: object) -> str:
+    """A password within the policy; :class:`ProtocolError` ``bad_password`` otherwise."""
+    if not isinstance(raw, str) or not PASSWORD_MIN <= len(raw) <= PASSWORD_MAX:
+        raise ProtocolError(
+            "bad_password", f"a password has {PASSWORD_MIN} to {PASSWORD_MAX} characters"
+        )
+    return raw
+
+
+# -- history ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RaceResult:
+    """One race as its player's history keeps it."""
+
+    race_id: str
+    player_id: str
+    at: int  # ms, the race's end
+    cells: int
+    players: int
+    place: int | None  # 1 = won the race; None: held for review
+    won: bool  # solved the deal
+    time_ms: int | None
+    daily: str | None = None
+    ranked: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "race_id": self.race_id,
+            "player_id": self.player_id,
+            "at": self.at,
+            "cells": self.cells,
+            "players": self.players,
+            "place": self.place,
+            "won": self.won,
+            "time_ms": self.time_ms,
+            "daily": self.daily,
+            "ranked": self.ranked,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RaceResult:
+        return cls(**{k: data.get(k) for k in cls.__slots__ if k in data})  # type: ignore[arg-type]
+
+
+@dataclass(slots=True)
+class CellStats:
+    played: int = 0
+    won: int = 0
+    first: int = 0
+    times: list[int] = field(default_factory=list)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "played": self.played,
+            "won": self.won,
+            "first": self.first,
+            "win_rate": round(self.won / self.played, 3) if self.played else 0.0,
+            "best_ms": min(self.times) if self.times else None,
+            "median_ms": int(statistics.median(self.times)) if self.times else None,
+        }
+
+
+def stats(results: Iterable[RaceResult]) -> dict[str, Any]:
+    """Races and dailies played and won, and per cell count best and median times."""
+    races, dailies = CellStats(), CellStats()
+    cells: dict[int, CellStats] = {}
+    for result in results:
+        for bucket in (
+            dailies if result.daily else races,
+            cells.setdefault(result.cells, CellStats()),
+        ):
+            bucket.played += 1
+            bucket.won += result.won
+            bucket.first += result.place == 1 and result.players > 1
+            if result.won and result.time_ms is not None:
+                bucket.times.append(result.time_ms)
+    return {
+        "races": races.to_wire(),
+        "dailies": dailies.to_wire(),
+        "cells": {str(c): s.to_wire() for c, s in sorted(cells.items(), reverse=True)},
+    }
+
+
+def calendar(days: Iterable[date]) -> list[str]:
+    """The days a daily was played, as ISO dates, latest first."""
+    return [d.isoformat() for d in sorted(set(days), reverse=True)]
+
+
+# -- ratings ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """An OpenSkill (Plackett-Luce) rating: ``mu`` and ``sigma``; shown as ``mu - 3 sigma``."""
+
+    mu: float = 25.0
+    sigma: float = 25.0 / 3
+    races: int = 0
+
+    @property
+    def shown(self) -> int:
+        return round(max(0.0, self.mu - 3 * self.sigma) * 40)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mu": self.mu, "sigma": self.sigma, "races": self.races}
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"rating": self.shown, "races": self.races}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Rating:
+        if not data:
+            return cls()
+        return cls(float(data["mu"]), float(data["sigma"]), int(data.get("races", 0)))
+
+
+def rated_race(*, practice: bool, open_boards: bool, daily: str | None) -> bool:
+    """Whether a race may count for ratings: fair races between players, not practice."""
+    return not practice and not open_boards and daily is None
+
+
+def update_ratings(before: list[Rating], places: list[int]) -> list[Rating]:
+    """New ratings from a race's final order (``places``: 1 is first; ties share a place)."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    teams = [[model.rating(mu=r.mu, sigma=r.sigma)] for r in before]
+    rated = model.rate(teams, ranks=[float(p) for p in places])
+    return [
+        Rating(team[0].mu, team[0].sigma, old.races + 1)
+        for team, old in zip(rated, before, strict=True)
+    ]

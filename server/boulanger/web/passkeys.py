@@ -1,0 +1,229 @@
+"""Passkeys (WebAuthn, with the ``webauthn`` library): sign up, sign in, add one.
+
+Each ceremony is two requests: ``.../options`` answers ``{"ceremony", "options"}``
+(the options as ``PublicKeyCredential*Options`` JSON), and the second request
+sends ``{"ceremony", "credential"}`` (the browser's credential as JSON). The
+challenge is kept in the store by the ceremony id's hash for five minutes and
+used once, so any replica can finish what another began. Passkeys are
+discoverable: signing in asks for no name.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    options_to_json,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
+from webauthn.helpers.exceptions import WebAuthnException
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from ..race import accounts as a
+from ..race.ids import secret_hash
+from .accounts import (
+    CEREMONY_S,
+    Accounts,
+    _accounts,
+    _address,
+    _body,
+    _me,
+    _new_id,
+    _player_key,
+    _signed_in,
+    host_of,
+)
+from .refusals import Refused
+
+RP_NAME = "Boulanger"
+
+
+async def _begin(accounts: Accounts, data: dict[str, Any], options: Any) -> Response:
+    ceremony = secrets.token_urlsafe(24)
+    data["challenge"] = bytes_to_base64url(options.challenge)
+    await accounts.store.put_ceremony(secret_hash(ceremony), data, CEREMONY_S)
+    return JSONResponse({"ceremony": ceremony, "options": json.loads(options_to_json(options))})
+
+
+async def _finish(request: Request, kind: str) -> tuple[Accounts, dict[str, Any], Any]:
+    accounts = _accounts(request)
+    data = await _body(request, {"ceremony", "credential"})
+    ceremony, credential = data.get("ceremony"), data.get("credential")
+    if not isinstance(ceremony, str) or len(ceremony) > 100 or not isinstance(credential, dict):
+        raise Refused(400, "bad_message", "send the ceremony and the credential")
+    found = await accounts.store.take_ceremony(secret_hash(ceremony))
+    if found is None or found.get("kind") != kind:
+        raise Refused(400, "bad_ceremony", "that passkey request is unknown or over; start again")
+    return accounts, found, credential
+
+
+def _registration(
+    accounts: Accounts, request: Request, name: str, user_id: str, exclude: list[str]
+) -> Any:
+    origin = accounts.origin_of(request)
+    return generate_registration_options(
+        rp_id=host_of(origin),
+        rp_name=RP_NAME,
+        user_name=name,
+        user_id=user_id.encode(),
+        exclude_credentials=[
+            PublicKeyCredentialDescriptor(id=base64url_to_bytes(c)) for c in exclude
+        ],
+        authenticator_selection=AuthenticatorSelectionCriteria(
+            resident_key=ResidentKeyRequirement.REQUIRED,
+            user_verification=UserVerificationRequirement.PREFERRED,
+        ),
+    )
+
+
+def _verified_passkey(
+    accounts: Accounts, request: Request, found: dict[str, Any], credential: dict[str, Any]
+) -> dict[str, Any]:
+    origin = accounts.origin_of(request)
+    try:
+        verified = verify_registration_response(
+            credential=credential,
+            expected_challenge=base64url_to_bytes(found["challenge"]),
+            expected_rp_id=host_of(origin),
+            expected_origin=origin,
+        )
+    except (WebAuthnException, ValueError, KeyError, TypeError) as error:
+        raise Refused(400, "bad_passkey", f"the passkey was not accepted: {error}") from None
+    return {
+        "id": bytes_to_base64url(verified.credential_id),
+        "public_key": bytes_to_base64url(verified.credential_public_key),
+        "sign_count": verified.sign_count,
+    }
+
+
+async def signup_options(request: Request) -> Response:
+    """``POST /api/accounts/passkey/options``: ``{"name", "player_key"?}``."""
+    accounts = _accounts(request)
+    data = await _body(request, {"name", "player_key"})
+    name = a.account_name(data.get("name"))
+    player_key = _player_key(data.get("player_key"))
+    if await accounts.store.account_by_name(a.account_key(name)) is not None:
+        raise Refused(409, "name_taken", f"{name!r} is taken (or looks like a name taken)")
+    account_id = _new_id()
+    options = _registration(accounts, request, name, account_id, [])
+    ceremony = {
+        "kind": "signup",
+        "name": name,
+        "account_id": account_id,
+        "key_hash": None if player_key is None else secret_hash(player_key),
+    }
+    return await _begin(accounts, ceremony, options)
+
+
+async def signup(request: Request) -> Response:
+    """``POST /api/accounts/passkey``: the new passkey; the account is made and signed in."""
+    accounts, found, credential = await _finish(request, "signup")
+    passkey = _verified_passkey(accounts, request, found, credential)
+    if not await accounts.server.addresses.may_create(_address(request)):
+        raise Refused(429, "too_many_accounts", "too many accounts made from this address")
+    account = await accounts.create(
+        found["name"],
+        password=None,
+        key_hash=found["key_hash"],
+        account_id=found["account_id"],
+        passkey=passkey,
+    )
+    response = JSONResponse(_me(account), status_code=201)
+    await accounts.open_session(response, account)
+    return response
+
+
+async def signin_options(request: Request) -> Response:
+    """``POST /api/session/passkey/options``: a challenge for any of this site's passkeys."""
+    accounts = _accounts(request)
+    await _body(request, set())
+    origin = accounts.origin_of(request)
+    options = generate_authentication_options(
+        rp_id=host_of(origin), user_verification=UserVerificationRequirement.PREFERRED
+    )
+    return await _begin(accounts, {"kind": "signin"}, options)
+
+
+async def signin(request: Request) -> Response:
+    """``POST /api/session/passkey``: the signed challenge; the account is signed in."""
+    accounts, found, credential = await _finish(request, "signin")
+    address = _address(request)
+    credential_id = credential.get("id")
+    key = secret_hash(str(credential_id))[:32]
+    await accounts.check_signin_limits(key, address)
+    account = None
+    if isinstance(credential_id, str) and len(credential_id) <= 1024:
+        account = await accounts.store.account_by_credential(credential_id)
+    passkey = None
+    if account is not None:
+        passkey = next((p for p in account["passkeys"] if p["id"] == credential_id), None)
+    origin = accounts.origin_of(request)
+    try:
+        if account is None or passkey is None:
+            raise Refused(401, "bad_credentials", "that passkey is not known here")
+        verified = verify_authentication_response(
+            credential=credential,
+            expected_challenge=base64url_to_bytes(found["challenge"]),
+            expected_rp_id=host_of(origin),
+            expected_origin=origin,
+            credential_public_key=base64url_to_bytes(passkey["public_key"]),
+            credential_current_sign_count=passkey["sign_count"],
+        )
+    except (WebAuthnException, ValueError, KeyError, TypeError, Refused):
+        await accounts.count_failure(key, address)
+        raise Refused(401, "bad_credentials", "that passkey was not accepted") from None
+    assert account is not None and passkey is not None
+    passkey["sign_count"] = verified.new_sign_count
+    await accounts.store.save(account)
+    response = JSONResponse(_me(account))
+    await accounts.open_session(response, account)
+    return response
+
+
+async def add_options(request: Request) -> Response:
+    """``POST /api/me/passkeys/options``: a challenge to add a passkey to the account."""
+    accounts = _accounts(request)
+    account = await _signed_in(request)
+    await _body(request, set())
+    exclude = [p["id"] for p in account["passkeys"]]
+    options = _registration(accounts, request, account["name"], account["id"], exclude)
+    return await _begin(accounts, {"kind": "add", "account_id": account["id"]}, options)
+
+
+async def add(request: Request) -> Response:
+    """``POST /api/me/passkeys``: the new passkey joins the signed-in account."""
+    account = await _signed_in(request)
+    accounts, found, credential = await _finish(request, "add")
+    if found["account_id"] != account["id"]:
+        raise Refused(400, "bad_ceremony", "that passkey request is another account's")
+    passkey = _verified_passkey(accounts, request, found, credential)
+    if not await accounts.store.claim_credential(passkey["id"], account["id"]):
+        raise Refused(409, "passkey_taken", "that passkey belongs to an account already")
+    account["passkeys"].append(passkey)
+    await accounts.store.save(account)
+    return JSONResponse(_me(account))
+
+
+def routes() -> list[tuple[str, Any]]:
+    """The passkey routes: all POST, all state-changing (``Origin`` checked)."""
+    return [
+        ("/api/accounts/passkey/options", signup_options),
+        ("/api/accounts/passkey", signup),
+        ("/api/session/passkey/options", signin_options),
+        ("/api/session/passkey", signin),
+        ("/api/me/passkeys/options", add_options),
+        ("/api/me/passkeys", add),
+    ]

@@ -1,0 +1,172 @@
+"""Accounts in Chromium: a passkey (Chromium's virtual authenticator, through the DevTools
+protocol's WebAuthn domain) and a password, a race of signed-in players and a guest, one
+ranked daily, the profile seen from another browser, sign out and in again; screenshots
+of the account pages at 390x844 and 1280x800."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from boulanger.race import daily as d
+from support.days import clear_of_midnight
+from support.servers import ServerProcess
+
+from .conftest import SCREENSHOTS, SERVER_ENV, Player
+from .test_browser import create_race, join, key_move, solve, wait_playing
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+DESKTOP = {"viewport": {"width": 1280, "height": 800}}
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[ServerProcess]:
+    """A server that ranks only signed-in players' dailies (the default)."""
+    proc = ServerProcess("memory://", env={**SERVER_ENV, "BOULANGER_DAILY_GUESTS_RANKED": "0"})
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+def passkey_device(p: Player) -> tuple[Any, str]:
+    """A virtual platform authenticator in this browser context (resident keys, verified
+    user): the CDP session and the authenticator's id."""
+    cdp = p.context.new_cdp_session(p.page)
+    cdp.send("WebAuthn.enable")
+    added = cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+                "automaticPresenceSimulation": True,
+            }
+        },
+    )
+    return cdp, str(added["authenticatorId"])
+
+
+def shoot(p: Player, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    p.page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    width = p.page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= p.page.viewport_size["width"], f"{name} scrolls sideways"
+    p.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+def resign(p: Player) -> None:
+    p.page.click(".stats button.resign")  # the first click arms it
+    p.page.click(".stats button.resign")
+
+
+@pytest.mark.timeout(420)
+def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> None:
+    clear_of_midnight(180)
+    # A passkey's relying party is a domain, never an IP address: the pages are
+    # opened at localhost (a secure context over plain HTTP too).
+    base = site.base.replace("127.0.0.1", "localhost")
+    ann_name, bo_name = "Ann" + secrets.token_hex(2), "Bo" + secrets.token_hex(2)
+
+    # Ann makes an account with a passkey.
+    ann = players("Ann", base=base, **DESKTOP)
+    cdp, device = passkey_device(ann)
+    ann.page.goto(base + "/daily")
+    expect(ann.page.locator(".unranked")).to_contain_text("As a guest you play unranked")
+    expect(ann.page.locator(".daily-play button")).to_have_text("Play today's deal (unranked)")
+    ann.page.click("header a#account-link")
+    expect(ann.page.locator("#sign-up")).to_be_visible()
+    shoot(ann, "account-sign-up-desktop")
+    ann.page.fill("#up-name", ann_name)
+    ann.page.click("#up-passkey")
+    expect(ann.page.locator("main h1")).to_have_text(ann_name)
+    expect(ann.page.locator("#account-link")).to_have_text(ann_name)
+    stored = cdp.send("WebAuthn.getCredentials", {"authenticatorId": device})["credentials"]
+    assert len(stored) == 1 and stored[0]["isResidentCredential"]
+
+    # Bo makes one with a password; Cy stays a guest.
+    bo = players("Bo", base=base, **DESKTOP)
+    bo.page.goto(base + "/account")
+    bo.page.fill("#up-name", bo_name)
+    bo.page.fill("#up-password", "correct horse battery")
+    bo.page.click("#up-submit")
+    expect(bo.page.locator("main h1")).to_have_text(bo_name)
+    cy = players("Cy", base=base, **DESKTOP)
+
+    # A race of friends: the lobby shows the signed-in players' names and ratings.
+    link = create_race(ann, code=None)
+    join(bo, link)
+    join(cy, link)
+    ratings = ann.page.locator("[data-ratings]")
+    expect(ratings).to_contain_text(ann_name)
+    expect(ratings).to_contain_text(bo_name)
+    expect(ratings).not_to_contain_text("Cy")
+    shoot(ann, "lobby-ratings-desktop")
+    ann.page.click("button.start")
+    for p in (ann, bo, cy):
+        wait_playing(p)
+    for p in (cy, bo, ann):
+        resign(p)
+    expect(ann.page.locator(".results")).to_be_visible()
+
+    # Ann's one ranked daily: won; a second one is practice.
+    code = str(d.game_code(d.today(int(time.time() * 1000))))
+    ann.page.goto(base + "/daily")
+    expect(ann.page.locator(".daily-play button")).to_have_text("Play today's deal")
+    ann.page.fill("#daily-name", "ignored")
+    ann.page.click(".daily-play button[type=submit]")
+    wait_playing(ann)
+    expect(ann.page.locator(".race-head .badge")).to_have_text("ranked")
+    for move in solve(code):
+        key_move(ann, move)
+    expect(ann.page.locator(".results")).to_be_visible()
+    ann.page.goto(base + "/daily")
+    expect(ann.page.locator(".my-result")).to_contain_text("won")
+    expect(ann.page.locator(".daily-board tr.me")).to_contain_text(ann_name)
+    expect(ann.page.locator(".daily-play button")).to_have_text("Play it again (practice)")
+    today = d.today(int(time.time() * 1000)).isoformat()
+    again = ann.page.request.post(
+        f"{base}/api/daily/{today}/attempts", data={}, headers={"origin": base}
+    ).json()
+    assert again["ranked"] is False and again["unranked"] == "played_today"
+
+    # Another browser (a phone) sees her profile: the daily, the streak, the rating.
+    dee = players("Dee", base=base, **PHONE)
+    dee.page.goto(f"{base}/@/{ann_name}")
+    expect(dee.page.locator("main h1")).to_have_text(ann_name)
+    expect(dee.page.locator(".streak")).to_have_text("1 day")
+    expect(dee.page.locator(".ratings")).to_contain_text(re.compile(r"\d+ \(4 cells, 1 race\)"))
+    expect(dee.page.locator(".calendar")).to_contain_text(today[5:])
+    expect(dee.page.locator(".history li")).to_have_count(2)
+    shoot(dee, "profile-phone")
+    desk = players("Desk", base=base, **DESKTOP)
+    desk.page.goto(f"{base}/@/{ann_name}")
+    expect(desk.page.locator(".streak")).to_have_text("1 day")
+    shoot(desk, "profile-desktop")
+
+    # Ann signs out and in again with her passkey; Bo with his password, on a phone.
+    ann.page.goto(base + "/account")
+    shoot(ann, "account-desktop")
+    ann.page.click("#sign-out")
+    expect(ann.page.locator("#sign-in")).to_be_visible()
+    expect(ann.page.locator("#account-link")).to_have_text("Sign in")
+    ann.page.click("#in-passkey")
+    expect(ann.page.locator("main h1")).to_have_text(ann_name)
+    bo_phone = players("BoPhone", base=base, **PHONE)
+    bo_phone.page.goto(base + "/account")
+    shoot(bo_phone, "account-sign-up-phone")
+    bo_phone.page.fill("#in-name", bo_name)
+    bo_phone.page.fill("#in-password", "correct horse battery")
+    bo_phone.page.click("#in-submit")
+    expect(bo_phone.page.locator("main h1")).to_have_text(bo_name)
+    shoot(bo_phone, "account-phone")

@@ -1,0 +1,34 @@
+"""docs/protocol.md's "Accounts" table lists exactly the routes the server has."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from starlette.routing import Route
+
+from boulanger.web.accounts import routes
+from support.protocol_doc import section
+
+
+def test_every_account_route_is_documented() -> None:
+    table = set(re.findall(r"^\| `([A-Z]+) (/[^`?]+)(?:\?[^`]*)?` \|", section("Accounts"), re.M))
+    served = set()
+    for route in routes():
+        assert isinstance(route, Route)
+        for method in route.methods or ():
+            if method != "HEAD":
+                served.add((method, route.path))
+    assert table == served
+
+
+def test_the_documented_shapes_are_the_servers() -> None:
+    text = section("Accounts")
+    blocks = re.findall(r"```json\n(.*?)\n```", text, re.S)
+    assert len(blocks) == 2
+    account, profile = (json.loads(b) for b in blocks)
+    assert set(account) == {"name", "password", "passkeys", "url"}
+    assert set(profile) == {"name", "since", "stats", "streak", "calendar", "ratings", "races"}
+    assert set(profile["stats"]["races"]) == {
+        "played", "won", "first", "win_rate", "best_ms", "median_ms",
+    }  # fmt: skip
