@@ -48,16 +48,7 @@ STDLIB_ONLY = {"engine": ("engine",), "solver": ("engine", "solver")}
 
 # Breaches that exist today: (importing file, what it imports) -> why it is
 # still there. Remove an entry with the change that fixes it.
-KNOWN_BREACHES: dict[tuple[str, str], str] = {
-    # To be removed: the circles below close through imports made inside a
-    # function, so they work, but each module can only be read with the other.
-    ("broker/accounts.py", "broker/sqlite_accounts.py"): "open_key_value picks the store by broker",
-    (
-        "broker/sqlite.py",
-        "broker/sqlite_accounts.py",
-    ): "the file's schema includes the accounts' tables",
-    ("web/accounts.py", "web/passkeys.py"): "accounts.routes adds the passkey routes",
-}
+KNOWN_BREACHES: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True, slots=True)

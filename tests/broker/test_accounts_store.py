@@ -34,6 +34,12 @@ async def test_every_operation_on_every_broker(broker: Broker) -> None:
     assert [m for m, _ in await kv.ztop("bk:t:{z}", 5)] == ["c", "a"]
 
 
+async def test_every_user_of_a_broker_sees_the_same_store(broker: Broker) -> None:
+    """The web layer and a test (or two apps on one broker) open it apart."""
+    await open_key_value(broker).set("bk:t:{shared}", "1")
+    assert await open_key_value(broker).get("bk:t:{shared}") == "1"
+
+
 async def test_expiring_keys_read_as_absent(broker: Broker) -> None:
     kv = open_key_value(broker)
     await kv.set("bk:t:{e}", "x", ttl_s=0.001)

@@ -77,28 +77,20 @@ class KeyValue(abc.ABC):
 
 
 def open_key_value(broker: Broker) -> KeyValue:
-    """The key-value shell of ``broker``'s store."""
-    if broker.kind in ("redis", "redis-cluster"):
-        return RedisKeyValue(broker.redis)  # type: ignore[attr-defined]
-    if broker.kind == "sqlite":
-        from .sqlite import SqliteBroker
-        from .sqlite_accounts import SqliteKeyValue
-
-        assert isinstance(broker, SqliteBroker)
-        return SqliteKeyValue(broker)
-    return MemoryKeyValue(getattr(broker, "extra", {}))
+    """The key-value shell of ``broker``'s store (each broker makes its own)."""
+    return broker.key_value()
 
 
 # -- in memory ---------------------------------------------------------------
 
 
 class MemoryKeyValue(KeyValue):
-    """In the memory broker's ``extra``: shared by its users, lost with the process."""
+    """Kept by the memory broker: shared by its users, lost with the process."""
 
-    def __init__(self, extra: dict[str, Any]) -> None:
-        self.values: dict[str, tuple[str, float | None]] = extra.setdefault("kv", {})
-        self.lists: dict[str, list[str]] = extra.setdefault("kv_lists", defaultdict(list))
-        self.zsets: dict[str, dict[str, float]] = extra.setdefault("kv_zsets", defaultdict(dict))
+    def __init__(self) -> None:
+        self.values: dict[str, tuple[str, float | None]] = {}
+        self.lists: dict[str, list[str]] = defaultdict(list)
+        self.zsets: dict[str, dict[str, float]] = defaultdict(dict)
 
     def _live(self, key: str) -> str | None:
         found = self.values.get(key)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..race.condition import Condition as Condition
 
 if TYPE_CHECKING:
+    from .accounts import KeyValue
     from .daily import DailyStore
 
 
@@ -119,6 +120,10 @@ class Broker(abc.ABC):
         return None
 
     # -- the daily challenge ---------------------------------------------------
+
+    def key_value(self) -> KeyValue:
+        """The accounts' key-value shell kept with this broker's data (one per broker)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no key-value store")
 
     def daily_store(self, retention_days: int) -> DailyStore:
         """The daily challenge's store kept with this broker's data."""

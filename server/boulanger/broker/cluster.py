@@ -42,6 +42,7 @@ from urllib.parse import unquote
 
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
+from .accounts import KeyValue, RedisKeyValue
 from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
 from .daily import DailyStore
 from .redis.appender import Appends, ReplyRefused, retrieved
@@ -398,6 +399,9 @@ class RedisClusterBroker(Broker):
             return True
         command = confirm_command(race_id, event)
         return bool(await self._command(key_slot(race_channel(race_id)), command, b""))
+
+    def key_value(self) -> KeyValue:
+        return RedisKeyValue(self.redis)
 
     def daily_store(self, retention_days: int) -> DailyStore:
         # Sharded pub/sub, as this broker subscribes.

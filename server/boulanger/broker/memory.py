@@ -8,6 +8,7 @@ from collections import defaultdict
 from typing import Any
 
 from ..codec import with_seq
+from .accounts import KeyValue, MemoryKeyValue
 from .base import AppendRefused, Broker, Condition, Listener, race_channel
 from .daily import DailyStore, MemoryDailyData, MemoryDailyStore
 
@@ -26,6 +27,7 @@ class MemoryBroker(Broker):
         self._over: set[str] = set()
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
         self.daily_data = MemoryDailyData()  # every daily store of this broker shares it
+        self._key_value = MemoryKeyValue()  # as is the accounts' store
 
     async def ping(self) -> bool:
         return True
@@ -68,6 +70,9 @@ class MemoryBroker(Broker):
 
     async def read(self, race_id: str, after: int) -> list[str]:
         return self._logs.get(race_id, [])[after:]
+
+    def key_value(self) -> KeyValue:
+        return self._key_value
 
     def daily_store(self, retention_days: int) -> DailyStore:
         return MemoryDailyStore(self, self.daily_data, retention_days)

@@ -59,6 +59,7 @@ from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener,
 from .sqlite_file import SqliteUrl, connect, lock
 
 if TYPE_CHECKING:
+    from .accounts import KeyValue
     from .daily import DailyStore
 
 log = logging.getLogger(__name__)
@@ -168,6 +169,7 @@ class SqliteBroker(Broker):
         clock: Callable[[], float] = time.time,
         age_interval_s: float = AGE_INTERVAL_S,
     ) -> None:
+        self._key_value: KeyValue | None = None  # made when first asked for
         parsed = SqliteUrl.parse(url)
         self.url = url
         self.path = parsed.path
@@ -381,6 +383,13 @@ class SqliteBroker(Broker):
         future: asyncio.Future[int] = self._running_loop().create_future()
         self._submit(_Append(race_id, event, condition, future))
         return await future
+
+    def key_value(self) -> KeyValue:
+        from .sqlite_accounts import SqliteKeyValue
+
+        if self._key_value is None:
+            self._key_value = SqliteKeyValue(self)
+        return self._key_value
 
     def daily_store(self, retention_days: int) -> DailyStore:
         from .sqlite_daily import SqliteDailyStore

@@ -14,9 +14,12 @@ the broker's ageing.
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
 from .accounts import KeyValue
-from .sqlite import SqliteBroker
+
+if TYPE_CHECKING:
+    from .sqlite import SqliteBroker
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS kv (

@@ -474,8 +474,6 @@ async def race_ratings(request: Request) -> Response:
 
 def routes() -> list[BaseRoute]:
     """The accounts' routes, for :func:`boulanger.web.app.create_app`."""
-    from .passkeys import routes as passkey_routes
-
     return [
         Route("/api/accounts", _guarded(sign_up), methods=["POST"]),
         Route("/api/session", _guarded(sign_in), methods=["POST"]),
@@ -486,7 +484,6 @@ def routes() -> list[BaseRoute]:
         Route("/api/players/{name}", _guarded(player, changes=False)),
         Route("/api/ratings", _guarded(ratings, changes=False)),
         Route("/api/races/{race_id}/ratings", _guarded(race_ratings, changes=False)),
-        *[Route(path, _guarded(fn), methods=["POST"]) for path, fn in passkey_routes()],
     ]
 
 

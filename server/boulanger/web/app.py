@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from ..broker import Broker
-from . import accounts, daily_http, http, replays
+from . import accounts, daily_http, http, passkeys, replays
 from .frames import RawSend
 from .headers import SecurityHeaders
 from .quick import quick_race
@@ -60,6 +60,7 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         *daily_http.routes(),
         *replays.routes(),
         *accounts.routes(),
+        *passkeys.routes(),
         WebSocketRoute("/ws/races/{race_id}", race_socket),
         Route("/", page),
         Route("/race/{race_id}", page),

@@ -16,6 +16,7 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
 from webauthn import (
     generate_authentication_options,
     generate_registration_options,
@@ -40,6 +41,7 @@ from .accounts import (
     _accounts,
     _address,
     _body,
+    _guarded,
     _me,
     _new_id,
     _player_key,
@@ -217,13 +219,16 @@ async def add(request: Request) -> Response:
     return JSONResponse(_me(account))
 
 
-def routes() -> list[tuple[str, Any]]:
+def routes() -> list[BaseRoute]:
     """The passkey routes: all POST, all state-changing (``Origin`` checked)."""
     return [
-        ("/api/accounts/passkey/options", signup_options),
-        ("/api/accounts/passkey", signup),
-        ("/api/session/passkey/options", signin_options),
-        ("/api/session/passkey", signin),
-        ("/api/me/passkeys/options", add_options),
-        ("/api/me/passkeys", add),
+        Route(path, _guarded(handler), methods=["POST"])
+        for path, handler in (
+            ("/api/accounts/passkey/options", signup_options),
+            ("/api/accounts/passkey", signup),
+            ("/api/session/passkey/options", signin_options),
+            ("/api/session/passkey", signin),
+            ("/api/me/passkeys/options", add_options),
+            ("/api/me/passkeys", add),
+        )
     ]

@@ -31,6 +31,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..accounts import KeyValue, RedisKeyValue
 from ..base import AppendRefused, Broker, Condition, Listener
 from ..daily import DailyStore
 from ..errors import redis_errors
@@ -155,6 +156,9 @@ class RedisBroker(Broker):
 
     def shared_client(self) -> Any:
         return self.redis
+
+    def key_value(self) -> KeyValue:
+        return RedisKeyValue(self.redis)
 
     def daily_store(self, retention_days: int) -> DailyStore:
         return RedisDailyStore(self.redis, retention_days)
