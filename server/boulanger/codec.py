@@ -116,6 +116,10 @@ def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
         raise ProtocolError("bad_json", f"JSON nested deeper than {depth} levels")
     try:
         return orjson.loads(text)
+    except ValueError:
+        pass  # json reads a little more (NaN, lone surrogates): refused as before, later
+    try:
+        return json.loads(text)
     except (ValueError, RecursionError):
         raise ProtocolError("bad_json", "the frame is not valid JSON") from None
 
