@@ -230,10 +230,19 @@ class Accounts:
         ids = list(accounts.values())
         before = [a.Rating.from_dict(await self.store.rating(i, cells)) for i in ids]
         places = [standings[pid].rank or len(race.players) for pid in accounts]
-        for account_id, rating in zip(ids, a.update_ratings(before, places), strict=True):
+        for index, account_id in enumerate(ids):
             if await self.store.account(account_id) is None:
                 continue  # deleted meanwhile
-            await self.store.set_rating(account_id, cells, rating.to_dict(), rating.shown)
+
+            def change(found: dict[str, Any] | None, index: int = index) -> dict[str, Any]:
+                # The opponents as they were when the race ended; this player's own
+                # rating as it is now (another race may have just moved it).
+                mine = [*before[:index], a.Rating.from_dict(found), *before[index + 1 :]]
+                return a.update_ratings(mine, places)[index].to_dict()
+
+            await self.store.update_rating(
+                account_id, cells, change, lambda r: a.Rating.from_dict(r).shown
+            )
 
     # -- profiles ----------------------------------------------------------
 
