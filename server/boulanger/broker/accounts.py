@@ -302,8 +302,13 @@ class AccountStore:
         self.kv = kv
 
     # accounts
-    async def claim_name(self, key: str, account_id: str) -> bool:
-        return await self.kv.set_nx(f"bk:name:{{{key}}}", account_id)
+    async def claim_name(self, key: str, account_id: str, ttl_s: float | None = None) -> bool:
+        """Reserve a name; with ``ttl_s``, only for that long unless :meth:`keep_name`."""
+        return await self.kv.set_nx(f"bk:name:{{{key}}}", account_id, ttl_s)
+
+    async def keep_name(self, key: str, account_id: str) -> None:
+        """A reserved name is kept for good, once its account is saved."""
+        await self.kv.set(f"bk:name:{{{key}}}", account_id)
 
     async def release_name(self, key: str) -> None:
         await self.kv.delete(f"bk:name:{{{key}}}")
@@ -330,8 +335,13 @@ class AccountStore:
             await self.kv.delete(f"bk:cred:{{{credential['id']}}}")
         await self.kv.delete(f"bk:name:{{{name_key}}}")
 
-    async def claim_credential(self, credential_id: str, account_id: str) -> bool:
-        return await self.kv.set_nx(f"bk:cred:{{{credential_id}}}", account_id)
+    async def claim_credential(
+        self, credential_id: str, account_id: str, ttl_s: float | None = None
+    ) -> bool:
+        return await self.kv.set_nx(f"bk:cred:{{{credential_id}}}", account_id, ttl_s)
+
+    async def keep_credential(self, credential_id: str, account_id: str) -> None:
+        await self.kv.set(f"bk:cred:{{{credential_id}}}", account_id)
 
     async def account_by_credential(self, credential_id: str) -> dict[str, Any] | None:
         account_id = await self.kv.get(f"bk:cred:{{{credential_id}}}")
