@@ -45,7 +45,8 @@ export class DailyPage {
       return;
     }
     if (this.destroyed) return;
-    this.today = !this.date || this.date === this.day.date;
+    // Today's code stays secret until the day ends: a day with a code is over.
+    this.today = this.day.code === null;
     try {
       this.me = await api('GET', `/api/daily/${this.day.date}/me`, undefined, { 'X-Player-Key': playerKey() });
     } catch {
@@ -114,8 +115,7 @@ export class DailyPage {
   // past day's (records are public once their day is over).
   ghostOffer() {
     const el = h('p', { class: 'row ghost-offer', hidden: true });
-    // A day's code is out once the day is over (this.today does not tell a past day apart).
-    const over = Boolean(this.day.code);
+    const over = !this.today;
     const day = over ? this.day.date : shiftDay(this.day.date, -1);
     if (day < FIRST_DAY) return el;
     api('GET', `/api/daily/${day}/leaderboard?limit=1`).then((page) => {

@@ -234,6 +234,9 @@ def test_the_daily_page_offers_yesterdays_winner_as_a_ghost(
         # Yesterday's page: every entry can be watched.
         me.page.goto(f"{base}/daily/{yesterday_server['day']}")
         expect(me.page.locator(".daily-board a", has_text="Watch")).to_have_count(1)
+        # A past day is told apart from today: practice only, and a way to today.
+        expect(me.page.locator(".daily-play button")).to_have_text("Play it again (practice)")
+        expect(me.page.locator("a", has_text="today →")).to_be_visible()
         me.page.locator(".daily-board a", has_text="Watch").click()
         expect(me.page.locator(".replay-game h2")).to_have_text("Zoé")
         expect(me.page.locator(".review .finding")).to_contain_text("Zoé won in")
