@@ -117,6 +117,51 @@ async def test_password_account_and_its_session_cookie(site: ServerProcess) -> N
         assert (await http.get("/api/me")).json()["account"]["name"] == name
 
 
+async def test_the_cookie_is_secure_when_the_setting_is_on() -> None:
+    proc = ServerProcess("memory://", env={**ENV, "BOULANGER_COOKIE_SECURE": "1"})
+    proc.start()
+    try:
+        async with _client(proc) as http:
+            answer = await http.post("/api/accounts", json={"name": _name(), "password": "p" * 8})
+            assert answer.status_code == 201, answer.text
+            cookie = [part.strip() for part in answer.headers["set-cookie"].lower().split(";")]
+            assert "secure" in cookie and "httponly" in cookie and "samesite=lax" in cookie
+            # Signing out clears the cookie with the same attributes.
+            http.cookies.set("bk_session", answer.cookies["bk_session"])
+            out = await http.delete("/api/session")
+            assert "secure" in [p.strip() for p in out.headers["set-cookie"].lower().split(";")]
+    finally:
+        proc.stop()
+
+
+async def test_sessions_are_stored_hashed(module_redis: RedisProcess) -> None:
+    """The store holds no cookie value in clear, and a stolen row signs no one in."""
+    import redis.asyncio as aioredis
+
+    proc = ServerProcess(module_redis.url, env=ENV)
+    proc.start()
+    raw = aioredis.from_url(module_redis.url, decode_responses=True)
+    try:
+        name = _name()
+        async with _client(proc) as http:
+            await _sign_up(http, name)
+            cookie = http.cookies["bk_session"]
+            assert (await _me(proc, cookie) or {}).get("name") == name
+        rows = {key: await raw.get(key) async for key in raw.scan_iter("bk:sess:*")}
+        assert rows
+        everything = [key async for key in raw.scan_iter("*")]
+        assert not any(cookie in key for key in everything)
+        for key, value in rows.items():
+            assert cookie not in key and cookie not in (value or "")
+            stolen = key.removeprefix("bk:sess:").strip("{}")
+            assert await _me(proc, stolen) is None  # the row's key is not a cookie
+            assert await _me(proc, value or "") is None  # nor its value
+        assert (await _me(proc, cookie) or {}).get("name") == name
+    finally:
+        await raw.aclose()
+        proc.stop()
+
+
 async def test_names_and_passwords_follow_the_policy(site: ServerProcess) -> None:
     name = _name()
     async with _client(site) as http:

@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import abc
 import json
+import secrets
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -49,6 +51,14 @@ class KeyValue(abc.ABC):
     @abc.abstractmethod
     async def set_nx(self, key: str, value: str, ttl_s: float | None = None) -> bool:
         """Set ``key`` unless it is there: True when this call set it."""
+
+    @abc.abstractmethod
+    async def update(self, key: str, change: Callable[[str | None], str]) -> str:
+        """Set ``key`` to ``change(current)`` atomically: no other write comes in between.
+
+        ``change`` may run more than once (Redis retries when the key moved) and
+        must not await or have side effects. Answers the value written.
+        """
 
     @abc.abstractmethod
     async def delete(self, key: str) -> None: ...
@@ -114,6 +124,12 @@ class MemoryKeyValue(KeyValue):
         await self.set(key, value, ttl_s)
         return True
 
+    async def update(self, key: str, change: Callable[[str | None], str]) -> str:
+        # No await between the read and the write: nothing else runs in between.
+        value = change(self._live(key))
+        self.values[key] = (value, None)
+        return value
+
     async def delete(self, key: str) -> None:
         self.values.pop(key, None)
         self.lists.pop(key, None)
@@ -154,11 +170,48 @@ def _unavailable(error: Exception) -> BrokerUnavailable:
     return BrokerUnavailable(str(error))
 
 
+# Set KEYS[1] to ARGV[2] if it still holds ARGV[1] (ARGV[3] = "0": if it is absent),
+# and note in KEYS[2] (same hash tag) the writer's token ARGV[4]. A client that
+# resends the script after a lost answer finds its own token there: its write
+# was done, and is not done twice.
+_COMPARE_AND_SET = """
+if redis.call('GET', KEYS[2]) == ARGV[4] then return 1 end
+local current = redis.call('GET', KEYS[1])
+if ARGV[3] == '0' then
+  if current then return 0 end
+elseif current ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[4], 'EX', 60)
+return 1
+"""
+
+
 class RedisKeyValue(KeyValue):
     """In Redis; each operation is one command on one key, so a cluster routes it."""
 
     def __init__(self, redis: Any) -> None:
         self.redis = redis
+
+    async def update(self, key: str, change: Callable[[str | None], str]) -> str:
+        # Optimistic: read, change, and write only if the key has not moved since
+        # (a script on one key, so a cluster routes it); else read again.
+        while True:
+            current = await self.get(key)
+            value = change(current)
+            present = "0" if current is None else "1"
+            token = secrets.token_hex(8)
+            try:
+                # EVAL, not EVALSHA: a short script, and no SCRIPT LOAD sent to
+                # every node of a cluster on first use.
+                done = await self.redis.eval(
+                    _COMPARE_AND_SET, 2, key, f"{key}:writer", current or "", value, present, token
+                )
+            except (RedisError, OSError) as error:
+                raise _unavailable(error) from error
+            if done:
+                return value
 
     async def get(self, key: str) -> str | None:
         try:
@@ -249,8 +302,13 @@ class AccountStore:
         self.kv = kv
 
     # accounts
-    async def claim_name(self, key: str, account_id: str) -> bool:
-        return await self.kv.set_nx(f"bk:name:{{{key}}}", account_id)
+    async def claim_name(self, key: str, account_id: str, ttl_s: float | None = None) -> bool:
+        """Reserve a name; with ``ttl_s``, only for that long unless :meth:`keep_name`."""
+        return await self.kv.set_nx(f"bk:name:{{{key}}}", account_id, ttl_s)
+
+    async def keep_name(self, key: str, account_id: str) -> None:
+        """A reserved name is kept for good, once its account is saved."""
+        await self.kv.set(f"bk:name:{{{key}}}", account_id)
 
     async def release_name(self, key: str) -> None:
         await self.kv.delete(f"bk:name:{{{key}}}")
@@ -277,8 +335,13 @@ class AccountStore:
             await self.kv.delete(f"bk:cred:{{{credential['id']}}}")
         await self.kv.delete(f"bk:name:{{{name_key}}}")
 
-    async def claim_credential(self, credential_id: str, account_id: str) -> bool:
-        return await self.kv.set_nx(f"bk:cred:{{{credential_id}}}", account_id)
+    async def claim_credential(
+        self, credential_id: str, account_id: str, ttl_s: float | None = None
+    ) -> bool:
+        return await self.kv.set_nx(f"bk:cred:{{{credential_id}}}", account_id, ttl_s)
+
+    async def keep_credential(self, credential_id: str, account_id: str) -> None:
+        await self.kv.set(f"bk:cred:{{{credential_id}}}", account_id)
 
     async def account_by_credential(self, credential_id: str) -> dict[str, Any] | None:
         account_id = await self.kv.get(f"bk:cred:{{{credential_id}}}")
@@ -343,6 +406,22 @@ class AccountStore:
     ) -> None:
         await self.kv.set(f"bk:acct:{{{account_id}}}:rating:{cells}", _dump(rating))
         await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, shown)
+
+    async def update_rating(
+        self,
+        account_id: str,
+        cells: int,
+        change: Callable[[dict[str, Any] | None], dict[str, Any]],
+        shown: Callable[[dict[str, Any]], int],
+    ) -> dict[str, Any]:
+        """Change a rating from its current value atomically, so two races ending at
+        once both count; then the top list shows it."""
+        text = await self.kv.update(
+            f"bk:acct:{{{account_id}}}:rating:{cells}", lambda found: _dump(change(_load(found)))
+        )
+        rating = dict(json.loads(text))
+        await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, shown(rating))
+        return rating
 
     async def top(self, cells: int, limit: int) -> list[tuple[str, float]]:
         return await self.kv.ztop(f"bk:ratings:{{{cells}}}", limit)

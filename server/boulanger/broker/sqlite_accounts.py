@@ -14,6 +14,7 @@ the broker's ageing.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .accounts import KeyValue
@@ -89,6 +90,20 @@ class SqliteKeyValue(KeyValue):
                 (key, value, expires),
             )
             return True
+
+        return await self.broker.transact(write)
+
+    async def update(self, key: str, change: Callable[[str | None], str]) -> str:
+        now = self.broker.now_ms()
+
+        def write(conn: sqlite3.Connection) -> str:
+            # Read and write in the writer's one transaction: no write comes in between.
+            value = change(self._live(conn, key, now))
+            conn.execute(
+                "INSERT OR REPLACE INTO kv (key, value, expires) VALUES (?, ?, NULL)",
+                (key, value),
+            )
+            return value
 
         return await self.broker.transact(write)
 

@@ -136,6 +136,10 @@ def calendar(days: Iterable[date]) -> list[str]:
     return [d.isoformat() for d in sorted(set(days), reverse=True)]
 
 
+# A sign-up's name is held this long before its account is saved (then for good).
+SIGNUP_PENDING_S = 60.0
+
+
 # -- ratings ------------------------------------------------------------------
 
 

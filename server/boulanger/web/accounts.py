@@ -78,6 +78,8 @@ class Accounts:
             memory_cost=s.argon2_memory_kib,
             parallelism=s.argon2_parallelism,
         )
+        # How long a sign-up holds its name before its account is saved.
+        self.pending_s: float = a.SIGNUP_PENDING_S
         # Checked when a name is unknown, so that it costs what a known one does.
         self._dummy = self.hasher.hash(secrets.token_hex(16))
 
@@ -156,10 +158,16 @@ class Accounts:
         ``key_hash``: the hash of the guest player key this browser held, if any.
         """
         account_id = account_id or _new_id()
-        if not await self.store.claim_name(a.account_key(name), account_id):
+        name_key = a.account_key(name)
+        # The name (and passkey) are reserved for a while, then kept once the account
+        # is saved: a crash in between frees them again instead of holding them for ever.
+        pending = self.pending_s
+        if not await self.store.claim_name(name_key, account_id, pending):
             raise Refused(409, "name_taken", f"{name!r} is taken (or looks like a name taken)")
-        if passkey is not None and not await self.store.claim_credential(passkey["id"], account_id):
-            await self.store.release_name(a.account_key(name))
+        if passkey is not None and not await self.store.claim_credential(
+            passkey["id"], account_id, pending
+        ):
+            await self.store.release_name(name_key)
             raise Refused(409, "passkey_taken", "that passkey belongs to an account already")
         daily_key = hashlib.sha256(f"account:{account_id}".encode()).hexdigest()
         # A guest's key, claimed once: its dailies and streak become the account's.
@@ -175,6 +183,9 @@ class Accounts:
             "created": now_ms(),
         }
         await self.store.save(account)
+        await self.store.keep_name(name_key, account_id)
+        if passkey is not None:
+            await self.store.keep_credential(passkey["id"], account_id)
         return account
 
     async def check_signin_limits(self, name_key: str, address: str) -> None:
@@ -230,10 +241,19 @@ class Accounts:
         ids = list(accounts.values())
         before = [a.Rating.from_dict(await self.store.rating(i, cells)) for i in ids]
         places = [standings[pid].rank or len(race.players) for pid in accounts]
-        for account_id, rating in zip(ids, a.update_ratings(before, places), strict=True):
+        for index, account_id in enumerate(ids):
             if await self.store.account(account_id) is None:
                 continue  # deleted meanwhile
-            await self.store.set_rating(account_id, cells, rating.to_dict(), rating.shown)
+
+            def change(found: dict[str, Any] | None, index: int = index) -> dict[str, Any]:
+                # The opponents as they were when the race ended; this player's own
+                # rating as it is now (another race may have just moved it).
+                mine = [*before[:index], a.Rating.from_dict(found), *before[index + 1 :]]
+                return a.update_ratings(mine, places)[index].to_dict()
+
+            await self.store.update_rating(
+                account_id, cells, change, lambda r: a.Rating.from_dict(r).shown
+            )
 
     # -- profiles ----------------------------------------------------------
 

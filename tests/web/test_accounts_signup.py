@@ -1,0 +1,49 @@
+"""Sign-up's two writes (the name, then the account): a crash between them frees the name."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from boulanger.broker import open_broker
+from boulanger.race import accounts as a
+from boulanger.web.accounts import Accounts
+from boulanger.web.settings import Settings
+
+
+class Crash(Exception):
+    pass
+
+
+async def test_a_crash_between_name_and_account_does_not_hold_the_name() -> None:
+    broker = open_broker("memory://")
+    await broker.start()
+    try:
+        settings = Settings.from_env(argon2_time_cost=1, argon2_memory_kib=1024)
+        accounts = Accounts(SimpleNamespace(settings=settings, broker=broker))  # type: ignore[arg-type]
+        accounts.pending_s = 0.05
+        saved = accounts.store.save
+
+        async def crash(account: dict[str, Any]) -> None:
+            raise Crash
+
+        accounts.store.save = crash  # type: ignore[method-assign]
+        with pytest.raises(Crash):
+            await accounts.create("Baker", password="long enough", key_hash=None)
+        # Held while the sign-up may still finish...
+        assert not await accounts.store.claim_name(a.account_key("Baker"), "someone", 60)
+        await accounts.store.release_name(a.account_key("Baker"))
+        with pytest.raises(Crash):
+            await accounts.create("Baker", password="long enough", key_hash=None)
+        await asyncio.sleep(0.1)  # the reservation's own expiry, not a wait for a condition
+        # ...then free again, and a sign-up that completes keeps it for good.
+        accounts.store.save = saved  # type: ignore[method-assign]
+        account = await accounts.create("Baker", password="long enough", key_hash=None)
+        await asyncio.sleep(0.1)
+        found = await accounts.store.account_by_name(a.account_key("Baker"))
+        assert found is not None and found["id"] == account["id"]
+    finally:
+        await broker.close()
