@@ -72,3 +72,17 @@ def test_seq_of_reads_only_logged_events() -> None:
     assert codec.seq_of(kick) is None
     assert codec.decode_control(kick) == codec.Kick("p1", "n1")
     assert codec.seq_of('{"seq":"x","kind":"over"}') is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"name": "Zoë", "t": "日本", "e": "😀", "del": "\x7f", "ctl": "\x00\n\t\x1f"},
+        ["\u2028", "\\", '"', None, True, -3, 2**70],
+        {"a": ["Ω" * 3, {"b": "x"}]},
+    ],
+)
+def test_dumps_writes_the_bytes_json_writes(value: object) -> None:
+    import json
+
+    assert codec.dumps(value) == json.dumps(value, separators=(",", ":"))

@@ -14,8 +14,11 @@ with :func:`with_seq`, or (Redis) in its append script, the same way.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from .engine import Move
 from .race import protocol as p
@@ -38,13 +41,41 @@ JSON_DEPTH_MAX = 32
 SEQ_PREFIX = '{"seq":'
 _COMPACT = (",", ":")
 _UNDO = {"undo": True}
+# What json's ensure_ascii escapes and orjson writes as it is: DEL and beyond ASCII.
+_NOT_ASCII = re.compile(r"[^\x00-\x7e]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a UTF-16 surrogate pair, as json writes it
+    return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, byte for byte as ``json.dumps(value, separators=(",", ":"))`` writes it.
+
+    orjson writes it several times faster; its text differs only where json
+    escapes (DEL and non-ASCII as ``\\uXXXX``, which the logs have always
+    held), so those characters are escaped after it. Integers beyond 64 bits
+    (which orjson refuses) go through json.
+    """
+    try:
+        data = orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, separators=_COMPACT)
+    if data.isascii() and b"\x7f" not in data:
+        return data.decode()
+    return _NOT_ASCII.sub(_escape, data.decode())
+
 
 # -- messages ---------------------------------------------------------------
 
 
 def encode(message: p.Message) -> str:
     """A message's frame, as the wire carries it (compact JSON)."""
-    return json.dumps(message.to_wire(), separators=_COMPACT)
+    return dumps(message.to_wire())
 
 
 def _too_deep(text: str | bytes, limit: int) -> bool:
@@ -84,6 +115,10 @@ def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
     if _too_deep(text, depth):
         raise ProtocolError("bad_json", f"JSON nested deeper than {depth} levels")
     try:
+        return orjson.loads(text)
+    except ValueError:
+        pass  # json reads a little more (NaN, lone surrogates): refused as before, later
+    try:
         return json.loads(text)
     except (ValueError, RecursionError):
         raise ProtocolError("bad_json", "the frame is not valid JSON") from None
@@ -96,7 +131,7 @@ def decode_client(text: str | bytes) -> p.Message:
 
 def decode_server(text: str | bytes) -> p.Message:
     """Parse one server frame (for clients written in Python, and the tests)."""
-    return p.decode(json.loads(text), p.SERVER_MESSAGES)
+    return p.decode(orjson.loads(text), p.SERVER_MESSAGES)
 
 
 # -- events -----------------------------------------------------------------
@@ -157,7 +192,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 
 def encode_event(event: Event) -> str:
     """The text a broker appends: the event's JSON without its seq (the broker numbers it)."""
-    return json.dumps(event_to_dict(event), separators=_COMPACT)
+    return dumps(event_to_dict(event))
 
 
 def with_seq(seq: int, body: str) -> str:
@@ -177,7 +212,7 @@ def seq_of(text: str) -> int | None:
 
 def decode_logged(text: str) -> Logged:
     """A logged event's text (as brokers read and publish it) as a typed event."""
-    data = json.loads(text)
+    data = orjson.loads(text)
     return Logged(data["seq"], event_from_dict(data))
 
 

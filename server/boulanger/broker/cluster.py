@@ -193,7 +193,7 @@ class RedisClusterBroker(Broker):
             return False
         for node in sorted(slots.primaries()):
             with contextlib.suppress(BrokerUnavailable):
-                if await self._command_at(node, encode_command("PING")) == "PONG":
+                if await self._command_at(node, encode_command("PING")) == b"PONG":
                     return True
         return False
 

@@ -29,7 +29,7 @@ class Subscriber(asyncio.Protocol):
         self._owner = owner
         self._listeners = owner.listeners
         self._push = owner.push
-        self._reader = RespReader(owner.push)
+        self._reader = RespReader()
         self.transport: asyncio.Transport | None = None
         self._clock = loop.time
         self.last_received = self._clock()  # the health check's sign of life
@@ -154,9 +154,7 @@ class Subscription:
         self.always = always
         self.push = b"smessage" if sharded else b"message"
         # The reply that ends a connect: PING's, in or out of subscribed mode.
-        self.confirmations: tuple[bytes | str, ...] = (
-            (b"pong", "PONG") if sharded else (b"subscribe",)
-        )
+        self.confirmations: tuple[bytes, ...] = (b"pong", b"PONG") if sharded else (b"subscribe",)
         self._health_interval = health_interval
         self._health_timeout = health_timeout
         self._on_down = on_down
