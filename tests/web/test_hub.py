@@ -185,51 +185,34 @@ async def test_two_hubs_agree_with_the_log_whatever_the_broker_does(
     await second.close()
 
 
-async def test_a_lost_answer_then_a_dropped_event_is_found_in_the_log(moves: list[Move]) -> None:
-    """The append went through, its answer was lost and its event never came by pub/sub:
-    sent again, it is refused (the player's events moved on), found in the log, and
-    acknowledged with its first seq; never appended twice."""
+@pytest.mark.parametrize(("later_ms", "found"), [(0, Logged), (5, Duplicate)])
+async def test_a_lost_answer_then_a_dropped_event_is_acknowledged_once(
+    moves: list[Move], later_ms: int, found: type
+) -> None:
+    """The append went through, its answer was lost and its event never came by pub/sub.
+    Sent again, it is acknowledged with its first seq and never appended twice:
+    decided at the same millisecond it is the same event, refused (the player's
+    events moved on) and found in the log; decided later (as a client's resend
+    usually is) it is another event, and the log's copy, applied first, makes it
+    a duplicate."""
     broker = FlakyBroker()
     (hub,) = await opened_hubs(broker, 1)
     await joined(hub, "Ann", "ann", host=True)
     await submitted(hub, lambda: hub.race.decide_start("ann", now_ms()))
     action = p.MoveAction("a1", moves[0].src, moves[0].dst, moves[0].count)
-    # One clock reading for every send: decided at another millisecond, the resent
-    # action is a different event, and is found applied (a Duplicate) instead.
     at = now_ms()
     broker.faults.update(lose=1.0, drop=1.0)
     with pytest.raises(ProtocolError, match="try_again"):
         await hub.submit(lambda: hub.race.decide_action("ann", action, at), "ann")
     assert hub.race.seq == 2  # not applied here
     broker.faults.update(lose=0.0, drop=0.0)
-    answer = await hub.submit(lambda: hub.race.decide_action("ann", action, at), "ann")
-    assert isinstance(answer, Logged) and answer.seq == 3
+    resent = at + later_ms
+    answer = await hub.submit(lambda: hub.race.decide_action("ann", action, resent), "ann")
+    assert isinstance(answer, found) and answer.seq == 3
     assert [e["seq"] for e in logged_actions(broker)] == [1, 2, 3]
     # Once more: applied here now, so a duplicate with the same seq.
-    again = await hub.submit(lambda: hub.race.decide_action("ann", action, at), "ann")
+    again = await hub.submit(lambda: hub.race.decide_action("ann", action, resent), "ann")
     assert isinstance(again, Duplicate) and again.seq == 3
-    await hub.close()
-
-
-async def test_a_resend_decided_later_is_found_applied_and_not_appended_again(
-    moves: list[Move],
-) -> None:
-    """As above, but the resend is decided at a later millisecond (as a client's is):
-    not the same event, so the log's copy is applied first and the resend answers
-    as a duplicate of it, with its seq."""
-    broker = FlakyBroker()
-    (hub,) = await opened_hubs(broker, 1)
-    await joined(hub, "Ann", "ann", host=True)
-    await submitted(hub, lambda: hub.race.decide_start("ann", now_ms()))
-    action = p.MoveAction("a1", moves[0].src, moves[0].dst, moves[0].count)
-    at = now_ms()
-    broker.faults.update(lose=1.0, drop=1.0)
-    with pytest.raises(ProtocolError, match="try_again"):
-        await hub.submit(lambda: hub.race.decide_action("ann", action, at), "ann")
-    broker.faults.update(lose=0.0, drop=0.0)
-    answer = await hub.submit(lambda: hub.race.decide_action("ann", action, at + 5), "ann")
-    assert isinstance(answer, Duplicate) and answer.seq == 3
-    assert [e["seq"] for e in logged_actions(broker)] == [1, 2, 3]
     await hub.close()
 
 
