@@ -34,9 +34,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from redis.exceptions import RedisError
-
-from .base import Broker, BrokerUnavailable
+from .base import Broker
+from .errors import redis_errors
 
 
 class KeyValue(abc.ABC):
@@ -166,10 +165,6 @@ class MemoryKeyValue(KeyValue):
 # -- in Redis (and Redis Cluster: one key per command) -----------------------------
 
 
-def _unavailable(error: Exception) -> BrokerUnavailable:
-    return BrokerUnavailable(str(error))
-
-
 # Set KEYS[1] to ARGV[2] if it still holds ARGV[1] (ARGV[3] = "0": if it is absent),
 # and note in KEYS[2] (same hash tag) the writer's token ARGV[4]. A client that
 # resends the script after a lost answer finds its own token there: its write
@@ -202,85 +197,63 @@ class RedisKeyValue(KeyValue):
             value = change(current)
             present = "0" if current is None else "1"
             token = secrets.token_hex(8)
-            try:
+            with redis_errors():
                 # EVAL, not EVALSHA: a short script, and no SCRIPT LOAD sent to
                 # every node of a cluster on first use.
                 done = await self.redis.eval(
                     _COMPARE_AND_SET, 2, key, f"{key}:writer", current or "", value, present, token
                 )
-            except (RedisError, OSError) as error:
-                raise _unavailable(error) from error
             if done:
                 return value
 
     async def get(self, key: str) -> str | None:
-        try:
+        with redis_errors():
             found = await self.redis.get(key)
-        except (RedisError, OSError) as error:
-            raise _unavailable(error) from error
         return None if found is None else str(found)
 
     async def set(self, key: str, value: str, ttl_s: float | None = None) -> None:
-        try:
+        with redis_errors():
             await self.redis.set(key, value, px=None if ttl_s is None else int(ttl_s * 1000))
-        except (RedisError, OSError) as error:
-            raise _unavailable(error) from error
 
     async def set_nx(self, key: str, value: str, ttl_s: float | None = None) -> bool:
         px = None if ttl_s is None else int(ttl_s * 1000)
-        try:
+        with redis_errors():
             return bool(await self.redis.set(key, value, px=px, nx=True))
-        except (RedisError, OSError) as error:
-            raise _unavailable(error) from error
 
     async def delete(self, key: str) -> None:
-        try:
+        with redis_errors():
             await self.redis.delete(key)
-        except (RedisError, OSError) as error:
-            raise _unavailable(error) from error
 
     async def incr(self, key: str, ttl_s: float) -> int:
-        try:
+        with redis_errors():
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.incr(key)
                 pipe.pexpire(key, int(ttl_s * 1000), nx=True)
                 count, _ = await pipe.execute()
-        except (RedisError, OSError) as error:
-            raise _unavailable(error) from error
         return int(count)
 
     async def push(self, key: str, value: str, cap: int) -> None:
-        try:
+        with redis_errors():
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.lpush(key, value)
                 pipe.ltrim(key, 0, cap - 1)
                 await pipe.execute()
-        except (RedisError, OSError) as error:
-            raise _unavailable(error) from error
 
     async def items(self, key: str, limit: int) -> list[str]:
-        try:
+        with redis_errors():
             return [str(v) for v in await self.redis.lrange(key, 0, limit - 1)]
-        except (RedisError, OSError) as error:
-            raise _unavailable(error) from error
 
     async def zset(self, key: str, member: str, score: float) -> None:
-        try:
+        with redis_errors():
             await self.redis.zadd(key, {member: score})
-        except (RedisError, OSError) as error:
-            raise _unavailable(error) from error
 
     async def zrem(self, key: str, member: str) -> None:
-        try:
+        with redis_errors():
             await self.redis.zrem(key, member)
-        except (RedisError, OSError) as error:
-            raise _unavailable(error) from error
 
     async def ztop(self, key: str, limit: int) -> list[tuple[str, float]]:
-        try:
+        with redis_errors():
             found = await self.redis.zrevrange(key, 0, limit - 1, withscores=True)
-        except (RedisError, OSError) as error:
-            raise _unavailable(error) from error
         return [(str(member), float(score)) for member, score in found]
 
 
