@@ -36,7 +36,7 @@ import httpx
 from argon2 import PasswordHasher
 
 from boulanger.broker import open_broker
-from boulanger.broker.accounts import AccountStore, open_key_value
+from boulanger.broker.accounts import AccountStore
 from boulanger.race.ids import secret_hash
 from boulanger.web.settings import Settings
 from support.racer import Racer, create_race
@@ -87,7 +87,7 @@ async def lookup_figures(redis_url: str, lookups: int) -> None:
             broker = open_broker(url)
             await broker.start()
             try:
-                store = AccountStore(open_key_value(broker))
+                store = AccountStore(broker.key_value())
                 account = {"id": secrets.token_hex(12), "name": "Ann", "passkeys": []}
                 await store.save(account)
                 session = secrets.token_urlsafe(32)

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from boulanger.broker import Broker, open_broker
-from boulanger.broker.accounts import AccountStore, open_key_value
+from boulanger.broker.accounts import AccountStore
 from boulanger.race import accounts as a
 
 from .conftest import started
 
 
 async def test_every_operation_on_every_broker(broker: Broker) -> None:
-    kv = open_key_value(broker)
+    kv = broker.key_value()
     assert await kv.get("bk:t:{a}") is None
     assert await kv.set_nx("bk:t:{a}", "1")
     assert not await kv.set_nx("bk:t:{a}", "2")
@@ -41,12 +41,12 @@ async def test_every_operation_on_every_broker(broker: Broker) -> None:
 
 async def test_every_user_of_a_broker_sees_the_same_store(broker: Broker) -> None:
     """The web layer and a test (or two apps on one broker) open it apart."""
-    await open_key_value(broker).set("bk:t:{shared}", "1")
-    assert await open_key_value(broker).get("bk:t:{shared}") == "1"
+    await broker.key_value().set("bk:t:{shared}", "1")
+    assert await broker.key_value().get("bk:t:{shared}") == "1"
 
 
 async def test_expiring_keys_read_as_absent(broker: Broker) -> None:
-    kv = open_key_value(broker)
+    kv = broker.key_value()
     await kv.set("bk:t:{e}", "x", ttl_s=0.001)
     await kv.set("bk:t:{k}", "y", ttl_s=60)
     await asyncio.sleep(0.05)
@@ -58,14 +58,14 @@ async def test_expiring_keys_read_as_absent(broker: Broker) -> None:
 async def test_sqlite_keeps_accounts_across_a_restart(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'boulanger.db'}"
     async with started(open_broker(url)) as first:
-        store = AccountStore(open_key_value(first))
+        store = AccountStore(first.key_value())
         assert await store.claim_name("k", "id1")
         await store.save({"id": "id1", "name": "Ann", "passkeys": []})
         await store.open_session("s", "id1", 3600)
         await store.add_result("id1", {"race_id": "r"}, 10)
         await store.set_rating("id1", 4, {"mu": 26.0, "sigma": 8.0, "races": 1}, 100)
     async with started(open_broker(url)) as second:
-        store = AccountStore(open_key_value(second))
+        store = AccountStore(second.key_value())
         assert (await store.account_by_name("k")) == {"id": "id1", "name": "Ann", "passkeys": []}
         assert await store.session("s") == "id1"
         assert await store.history("id1", 5) == [{"race_id": "r"}]
@@ -73,7 +73,7 @@ async def test_sqlite_keeps_accounts_across_a_restart(tmp_path: Path) -> None:
 
 
 async def test_update_is_atomic_on_every_broker(broker: Broker) -> None:
-    kv = open_key_value(broker)
+    kv = broker.key_value()
     if type(broker).__name__ == "RedisClusterBroker":
         # Twelve scripts at once through one RedisCluster client sometimes break
         # its connection setup (redis-py 8.1: "'NoneType' object has no attribute
@@ -89,7 +89,7 @@ async def test_update_is_atomic_on_every_broker(broker: Broker) -> None:
 
 async def test_two_races_ending_at_once_both_count_for_one_account(broker: Broker) -> None:
     """Each race reads the account's rating and writes it back: both must count."""
-    store = AccountStore(open_key_value(broker))
+    store = AccountStore(broker.key_value())
     opponents = [a.Rating(), a.Rating()]
 
     def won_against(opponent: a.Rating) -> Callable[[dict[str, Any] | None], dict[str, Any]]:

@@ -34,7 +34,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from .base import Broker
 from .errors import redis_errors
 
 
@@ -83,11 +82,6 @@ class KeyValue(abc.ABC):
     @abc.abstractmethod
     async def ztop(self, key: str, limit: int) -> list[tuple[str, float]]:
         """The members with the highest scores, highest first."""
-
-
-def open_key_value(broker: Broker) -> KeyValue:
-    """The key-value shell of ``broker``'s store (each broker makes its own)."""
-    return broker.key_value()
 
 
 # -- in memory ---------------------------------------------------------------

@@ -33,7 +33,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from ..broker.accounts import AccountStore, open_key_value
+from ..broker.accounts import AccountStore
 from ..race import accounts as a
 from ..race import daily as d
 from ..race.errors import ProtocolError
@@ -71,7 +71,7 @@ class Accounts:
     def __init__(self, server: Server) -> None:
         self.server = server
         self.settings: Settings = server.settings
-        self.store = AccountStore(open_key_value(server.broker))
+        self.store = AccountStore(server.broker.key_value())
         s = self.settings
         self.hasher = PasswordHasher(
             time_cost=s.argon2_time_cost,
