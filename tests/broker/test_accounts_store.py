@@ -32,11 +32,26 @@ async def test_every_operation_on_every_broker(broker: Broker) -> None:
     assert await kv.items("bk:t:{l}", 10) == ["4", "3", "2"]
     assert await kv.items("bk:t:{l}", 2) == ["4", "3"]
     for member, score in (("a", 5.0), ("b", 9.0), ("c", 1.0)):
-        await kv.zset("bk:t:{z}", member, score)
-    await kv.zset("bk:t:{z}", "c", 7.0)
+        await kv.zset("bk:t:{z}", member, score, 1)
+    await kv.zset("bk:t:{z}", "c", 7.0, 2)
     assert await kv.ztop("bk:t:{z}", 2) == [("b", 9.0), ("c", 7.0)]
     await kv.zrem("bk:t:{z}", "b")
     assert [m for m, _ in await kv.ztop("bk:t:{z}", 5)] == ["c", "a"]
+
+
+async def test_an_older_score_arriving_last_does_not_replace_a_newer(broker: Broker) -> None:
+    """Two races end at once: the one that wrote the rating first may reach the
+    top list last; the list keeps the newer rating."""
+    kv = broker.key_value()
+    await kv.zset("bk:t:{v}", "ann", 120.0, 2)
+    await kv.zset("bk:t:{v}", "ann", 110.0, 1)  # late, older
+    await kv.zset("bk:t:{v}", "ann", 120.0, 2)  # a resend after a lost answer
+    assert await kv.ztop("bk:t:{v}", 5) == [("ann", 120.0)]
+    await kv.zset("bk:t:{v}", "ann", 130.0, 3)
+    assert await kv.ztop("bk:t:{v}", 5) == [("ann", 130.0)]
+    await kv.zrem("bk:t:{v}", "ann")  # a deleted account starts again from nothing
+    await kv.zset("bk:t:{v}", "ann", 100.0, 1)
+    assert await kv.ztop("bk:t:{v}", 5) == [("ann", 100.0)]
 
 
 async def test_every_user_of_a_broker_sees_the_same_store(broker: Broker) -> None:

@@ -18,6 +18,7 @@ keys share one hash tag (``{ID}``), so a cluster keeps them on one shard::
     bk:race:{R}:accounts       hash-ish player id -> account id of a race's signed-in players
     bk:rated:{R}               string  set once a race's ratings and histories are counted
     bk:ratings:{C}             zset    account id -> shown rating, for the top list
+    bk:ratings:{C}:versions    hash    account id -> version of the rating the top list shows
 
 A session is found by the hash of its id, so a leaked store leaks no
 cookie; deleting an account deletes its record, which ends its sessions
@@ -74,7 +75,10 @@ class KeyValue(abc.ABC):
         """The list's first ``limit`` values (newest first)."""
 
     @abc.abstractmethod
-    async def zset(self, key: str, member: str, score: float) -> None: ...
+    async def zset(self, key: str, member: str, score: float, version: int) -> None:
+        """Set ``member``'s score, unless a write of a version at least as new is
+        there already: of two writers racing, the newer value stays, whichever
+        of them writes last."""
 
     @abc.abstractmethod
     async def zrem(self, key: str, member: str) -> None: ...
@@ -94,6 +98,7 @@ class MemoryKeyValue(KeyValue):
         self.values: dict[str, tuple[str, float | None]] = {}
         self.lists: dict[str, list[str]] = defaultdict(list)
         self.zsets: dict[str, dict[str, float]] = defaultdict(dict)
+        self.versions: dict[str, dict[str, int]] = defaultdict(dict)
 
     def _live(self, key: str) -> str | None:
         found = self.values.get(key)
@@ -127,6 +132,7 @@ class MemoryKeyValue(KeyValue):
         self.values.pop(key, None)
         self.lists.pop(key, None)
         self.zsets.pop(key, None)
+        self.versions.pop(key, None)
 
     async def incr(self, key: str, ttl_s: float) -> int:
         current = self._live(key)
@@ -145,11 +151,15 @@ class MemoryKeyValue(KeyValue):
     async def items(self, key: str, limit: int) -> list[str]:
         return list(self.lists.get(key, [])[:limit])
 
-    async def zset(self, key: str, member: str, score: float) -> None:
+    async def zset(self, key: str, member: str, score: float, version: int) -> None:
+        if self.versions[key].get(member, -1) >= version:
+            return
+        self.versions[key][member] = version
         self.zsets[key][member] = score
 
     async def zrem(self, key: str, member: str) -> None:
         self.zsets.get(key, {}).pop(member, None)
+        self.versions.get(key, {}).pop(member, None)
 
     async def ztop(self, key: str, limit: int) -> list[tuple[str, float]]:
         found = self.zsets.get(key, {})
@@ -173,6 +183,17 @@ elseif current ~= ARGV[1] then
 end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SET', KEYS[2], ARGV[4], 'EX', 60)
+return 1
+"""
+
+
+# Set member ARGV[1]'s score in zset KEYS[1] to ARGV[2] unless the hash KEYS[2]
+# (same hash tag) notes a version of it at least ARGV[3]; a resend is a no-op.
+_ZSET_IF_NEWER = """
+local seen = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '-1')
+if seen >= tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 return 1
 """
 
@@ -237,13 +258,16 @@ class RedisKeyValue(KeyValue):
         with redis_errors():
             return [str(v) for v in await self.redis.lrange(key, 0, limit - 1)]
 
-    async def zset(self, key: str, member: str, score: float) -> None:
+    async def zset(self, key: str, member: str, score: float, version: int) -> None:
         with redis_errors():
-            await self.redis.zadd(key, {member: score})
+            await self.redis.eval(_ZSET_IF_NEWER, 2, key, f"{key}:versions", member, score, version)
 
     async def zrem(self, key: str, member: str) -> None:
         with redis_errors():
-            await self.redis.zrem(key, member)
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.zrem(key, member)
+                pipe.hdel(f"{key}:versions", member)
+                await pipe.execute()
 
     async def ztop(self, key: str, limit: int) -> list[tuple[str, float]]:
         with redis_errors():
@@ -256,6 +280,11 @@ class RedisKeyValue(KeyValue):
 
 def _load(text: str | None) -> dict[str, Any] | None:
     return None if text is None else dict(json.loads(text))
+
+
+def _version(rating: dict[str, Any]) -> int:
+    # Each counted race adds one, in the same atomic update as the rating itself.
+    return int(rating.get("races", 0))
 
 
 def _dump(value: Any) -> str:
@@ -372,7 +401,7 @@ class AccountStore:
         self, account_id: str, cells: int, rating: dict[str, Any], shown: int
     ) -> None:
         await self.kv.set(f"bk:acct:{{{account_id}}}:rating:{cells}", _dump(rating))
-        await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, shown)
+        await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, shown, _version(rating))
 
     async def update_rating(
         self,
@@ -382,12 +411,15 @@ class AccountStore:
         shown: Callable[[dict[str, Any]], int],
     ) -> dict[str, Any]:
         """Change a rating from its current value atomically, so two races ending at
-        once both count; then the top list shows it."""
+        once both count; then the top list shows it. The top list is another key
+        (on a cluster, another shard), so its entry carries the rating's race
+        count: a race that wrote first but reaches the list last cannot put an
+        older rating back over a newer one."""
         text = await self.kv.update(
             f"bk:acct:{{{account_id}}}:rating:{cells}", lambda found: _dump(change(_load(found)))
         )
         rating = dict(json.loads(text))
-        await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, shown(rating))
+        await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, shown(rating), _version(rating))
         return rating
 
     async def top(self, cells: int, limit: int) -> list[tuple[str, float]]:

@@ -5,6 +5,7 @@ Tables (the broker creates them with its own)::
     kv        key -> value, and when it expires (ms; NULL: never)
     kv_list   (key, n) -> value: lists, newest with the highest n
     kv_zset   (key, member) -> score: top lists
+    kv_zset_version  (key, member) -> version of the score there (see KeyValue.zset)
 
 Writes go through the broker's writer (one group commit with the appends),
 reads through its readers; expired keys read as absent and are deleted by
@@ -42,6 +43,12 @@ CREATE TABLE IF NOT EXISTS kv_zset (
     PRIMARY KEY (key, member)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS kv_zset_by_score ON kv_zset (key, score);
+CREATE TABLE IF NOT EXISTS kv_zset_version (
+    key TEXT NOT NULL,
+    member TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    PRIMARY KEY (key, member)
+) WITHOUT ROWID;
 """
 
 AGE_ROWS = 2000
@@ -112,6 +119,7 @@ class SqliteKeyValue(KeyValue):
             conn.execute("DELETE FROM kv WHERE key = ?", (key,))
             conn.execute("DELETE FROM kv_list WHERE key = ?", (key,))
             conn.execute("DELETE FROM kv_zset WHERE key = ?", (key,))
+            conn.execute("DELETE FROM kv_zset_version WHERE key = ?", (key,))
 
         await self.broker.transact(write)
 
@@ -149,8 +157,17 @@ class SqliteKeyValue(KeyValue):
 
         return await self.broker.query(read)
 
-    async def zset(self, key: str, member: str, score: float) -> None:
+    async def zset(self, key: str, member: str, score: float, version: int) -> None:
         def write(conn: sqlite3.Connection) -> None:
+            seen = conn.execute(
+                "SELECT version FROM kv_zset_version WHERE key = ? AND member = ?", (key, member)
+            ).fetchone()
+            if seen is not None and seen[0] >= version:
+                return
+            conn.execute(
+                "INSERT OR REPLACE INTO kv_zset_version (key, member, version) VALUES (?, ?, ?)",
+                (key, member, version),
+            )
             conn.execute(
                 "INSERT OR REPLACE INTO kv_zset (key, member, score) VALUES (?, ?, ?)",
                 (key, member, score),
@@ -161,6 +178,7 @@ class SqliteKeyValue(KeyValue):
     async def zrem(self, key: str, member: str) -> None:
         def write(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM kv_zset WHERE key = ? AND member = ?", (key, member))
+            conn.execute("DELETE FROM kv_zset_version WHERE key = ? AND member = ?", (key, member))
 
         await self.broker.transact(write)
 
