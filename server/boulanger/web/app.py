@@ -30,7 +30,11 @@ from .static import ClientFiles
 
 
 def create_app(settings: Settings | None = None, broker: Broker | None = None) -> Starlette:
-    """Assemble the application: one place for routes, static files and lifespan."""
+    """Assemble the application: one place for routes, static files and lifespan.
+
+    Without ``broker``, the app opens the settings' store and closes it; a
+    ``broker`` given is started and closed by the caller (:class:`Server`).
+    """
     settings = settings or Settings.from_env()
     server = Server(settings, broker)
 
