@@ -297,6 +297,29 @@ async def test_a_primary_killed_its_replica_takes_over(
         await eventually(lambda: any(json.loads(m)["seq"] == last for m in listener.messages))
 
 
+async def test_the_control_channel_moves_off_a_killed_primary(own_cluster: RedisCluster) -> None:
+    listening, sending = RedisClusterBroker(own_cluster.url), RedisClusterBroker(own_cluster.url)
+    async with started(listening), started(sending):
+        await mapped(listening)
+        await mapped(sending)
+        heard = Collector()
+        await listening.subscribe_control(heard)
+        assert listening._control is not None and listening.slots is not None
+        home = listening._control[0]
+        slot = next(n for n in range(16384) if listening.slots.owner(n) == home)
+        primary = own_cluster.primary_of(slot)
+        assert primary.port == home[1]
+        primary.stop(kill=True)
+        assert await asyncio.to_thread(own_cluster.wait_failover, primary, slot) is not primary
+        # A new slot map, and the subscription is on a primary of it.
+        async with asyncio.timeout(30):
+            while "kick" not in heard.messages:
+                with contextlib.suppress(BrokerUnavailable):
+                    await sending.publish_control("kick")
+                await asyncio.sleep(0.1)
+        assert listening._control is not None and listening._control[0] != home
+
+
 async def test_a_cluster_down_at_start_is_waited_for(own_cluster: RedisCluster) -> None:
     for node in own_cluster.nodes:
         node.stop()
