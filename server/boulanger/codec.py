@@ -22,7 +22,7 @@ import orjson
 
 from .engine import Move
 from .race import protocol as p
-from .race.errors import ProtocolError
+from .race.errors import Refused
 from .race.events import (
     Acted,
     Ended,
@@ -107,13 +107,13 @@ def _too_deep(text: str | bytes, limit: int) -> bool:
 
 
 def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
-    """Untrusted JSON text parsed, or :class:`ProtocolError` ``bad_json``.
+    """Untrusted JSON text parsed, or :class:`Refused` ``bad_json``.
 
     Refuses nesting deeper than ``depth`` and numbers too long to convert
     (Python's 4,300-digit limit) the same way as any other malformed text.
     """
     if _too_deep(text, depth):
-        raise ProtocolError("bad_json", f"JSON nested deeper than {depth} levels")
+        raise Refused("bad_json", f"JSON nested deeper than {depth} levels")
     try:
         return orjson.loads(text)
     except ValueError:
@@ -121,11 +121,11 @@ def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
-        raise ProtocolError("bad_json", "the frame is not valid JSON") from None
+        raise Refused("bad_json", "the frame is not valid JSON") from None
 
 
 def decode_client(text: str | bytes) -> p.Message:
-    """Parse one client frame; raise :class:`ProtocolError` on anything malformed."""
+    """Parse one client frame; raise :class:`Refused` on anything malformed."""
     return p.decode(parse_json(text), p.CLIENT_MESSAGES)
 
 

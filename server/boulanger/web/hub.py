@@ -25,7 +25,7 @@ from typing import Any
 from .. import codec
 from ..broker import AppendRefused, Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
-from ..race.errors import ProtocolError
+from ..race.errors import Refused
 from ..race.events import Event, Logged
 from ..race.race import Duplicate, Race, RaceMeta
 from ..race.replica import GAP, RECENT_EVENTS, Applied, Replica
@@ -219,7 +219,7 @@ class RaceHub:
             log.exception("race %s: on-over hook failed", self.race_id)
 
     async def _finish(self) -> None:
-        with contextlib.suppress(ProtocolError, BrokerUnavailable):
+        with contextlib.suppress(Refused, BrokerUnavailable):
             await self.submit(lambda: self.race.decide_over(now_ms()))
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
@@ -242,7 +242,7 @@ class RaceHub:
         players of a race have their appends in flight together (each append
         is a round trip to Redis). Other decisions wait for each other.
 
-        Raises :class:`ProtocolError` (the decision's refusal, or ``try_again``
+        Raises :class:`Refused` (the decision's refusal, or ``try_again``
         when the broker is unreachable).
         """
         lock = self.lock
@@ -286,10 +286,10 @@ class RaceHub:
                         await self._until_applied(seq)  # others' events came first
                     return logged
                 except BrokerUnavailable:
-                    raise ProtocolError(
+                    raise Refused(
                         "try_again", "the server cannot record actions right now; send it again"
                     ) from None
-            raise ProtocolError("try_again", "the race is busy; send it again")
+            raise Refused("try_again", "the race is busy; send it again")
 
     async def _durable(self, seq: int, ours: Callable[[Logged], bool]) -> None:
         """Before acknowledging an event found applied (a retried action), make sure
