@@ -114,13 +114,15 @@ async def _listening(broker: Broker, race_id: str) -> tuple[Heard, Heard]:
     race, control = Heard(), Heard()
     await broker.subscribe(race_channel(race_id), race)
     await broker.subscribe_control(control)
-    # Redis confirms a subscription on its own time: probes until both come back
-    # (a kick for no race, which the servers pass over; no hub has the race yet).
-    probe = codec.encode_kick(codec.Kick("no-race", "probe", None))
+    # Redis confirms a subscription on its own time: probes until both come back.
+    # Harmless to the servers: an event before the first (which a replica passes
+    # over as old), and a kick for no race.
+    event_probe = codec.with_seq(0, "{}")
+    kick_probe = codec.encode_kick(codec.Kick("no-race", "probe", None))
     async with asyncio.timeout(10):
-        while probe not in race.messages or probe not in control.messages:
-            await broker.publish(race_channel(race_id), probe)
-            await broker.publish_control(probe)
+        while event_probe not in race.messages or kick_probe not in control.messages:
+            await broker.publish(race_channel(race_id), event_probe)
+            await broker.publish_control(kick_probe)
             await asyncio.sleep(0.05)
     race.messages.clear()
     control.messages.clear()
