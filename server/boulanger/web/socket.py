@@ -97,11 +97,8 @@ class RaceSession(Session):
         ref = message.ref
         try:
             await self._dispatch(message)
-        except Refused as error:
-            if action_id is not None:
-                self.conn.send(codec.encode(p.Reject(action_id, error.code, error.reason, ref=ref)))
-            else:
-                self.error(error.code, error.reason, ref=ref)
+        except Refused as refused:
+            self.refuse(refused, ref=ref, action_id=action_id)
         except Exception:
             log.exception(
                 "race %s player %s: %s failed",
@@ -109,11 +106,8 @@ class RaceSession(Session):
                 self.conn.player_id,
                 message.type,
             )
-            if action_id is not None:
-                reject = p.Reject(action_id, "internal", "unexpected server error", ref=ref)
-                self.conn.send(codec.encode(reject))
-            else:
-                self.error("internal", "unexpected server error", ref=ref)
+            internal = Refused("internal", "unexpected server error")
+            self.refuse(internal, ref=ref, action_id=action_id)
 
     async def _dispatch(self, message: p.Message) -> None:
         conn = self.conn
