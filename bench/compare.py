@@ -1,17 +1,24 @@
 """Shared by bench/pubsub.py and bench/appends.py: the Redis broker's client code, old against new.
 
-Both load ``RedisBroker`` as an older commit had it, run each variant in
-turn (interleaved, so drifts in machine load hit all alike) and print
-medians per operation.
+Both load ``RedisBroker`` as an older commit had it (with the whole package
+of that commit, under another name: a module ``broker/redis.py`` or the
+package ``broker/redis/``), run each variant in turn (interleaved, so drifts
+in machine load hit all alike) and print medians per operation.
 """
 
 from __future__ import annotations
 
+import atexit
+import importlib
+import importlib.util
+import io
 import re
+import shutil
 import statistics
 import subprocess
 import sys
-import types
+import tarfile
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,9 +27,10 @@ if TYPE_CHECKING:
     from boulanger.broker.base import Broker
 
 REPO = Path(__file__).resolve().parents[1]
-BROKER = "server/boulanger/broker/redis.py"  # a module until broker/redis/ became a package
-# Names of today's modules that an older broker imports under another name.
-RENAMED = (("ProtocolError", "UnexpectedReply"),)  # broker/resp.py's error
+PACKAGE = "server/boulanger"
+# The Redis broker: a module until broker/redis/ became a package.
+BROKER_MODULE = f"{PACKAGE}/broker/redis.py"
+BROKER_PACKAGE = f"{PACKAGE}/broker/redis/"
 
 Timing = tuple[float, float]  # CPU seconds, wall seconds
 
@@ -39,35 +47,68 @@ def appended(broker: Broker, event: dict[str, object]) -> object:
     return event
 
 
+def _git(*args: str) -> bytes:
+    return subprocess.run(["git", *args], cwd=REPO, capture_output=True, check=True).stdout
+
+
+def broker_source(rev: str) -> str:
+    """The Redis broker's source at ``rev``: its module, or every module of its package."""
+    try:
+        return _git("show", f"{rev}:{BROKER_MODULE}").decode()
+    except subprocess.CalledProcessError:
+        names = _git("ls-tree", "--name-only", f"{rev}:{BROKER_PACKAGE}").decode().split()
+        parts = [_git("show", f"{rev}:{BROKER_PACKAGE}{name}").decode() for name in names]
+        return "\n".join(
+            part for name, part in zip(names, parts, strict=True) if name.endswith(".py")
+        )
+
+
+def load_package(rev: str) -> str:
+    """The ``boulanger`` package of ``rev``, importable beside today's under another name;
+    returns that name.
+
+    The whole package is taken from git, so that the old broker imports the
+    modules of its own time (whatever moved or was renamed since: the broker
+    as a module or a package, its RESP parser, its codec); its imports are
+    relative, so they stay inside it.
+    """
+    name = "boulanger_" + re.sub(r"\W", "_", rev)
+    if name in sys.modules:
+        return name
+    root = Path(tempfile.mkdtemp(prefix=f"{name}-"))
+    atexit.register(shutil.rmtree, root, True)
+    with tarfile.open(fileobj=io.BytesIO(_git("archive", rev, PACKAGE))) as tar:
+        tar.extractall(root, filter="data")
+    where = root / PACKAGE
+    spec = importlib.util.spec_from_file_location(
+        name, where / "__init__.py", submodule_search_locations=[str(where)]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return name
+
+
 def old_redis_broker(
     rev: str | None, introduced_by: list[str], marker: str, what: str
 ) -> tuple[str, Callable[[str], Broker]]:
-    """``RedisBroker`` of ``rev``, loaded from git.
+    """``RedisBroker`` of ``rev``, loaded from git with the package of its time.
 
     Without ``rev``: the parent of the oldest commit ``git log
     <introduced_by>`` lists, whose source must hold ``marker`` (``what``
     names that version in the error otherwise). A ``rev`` given is taken as
-    it is (any version with a ``RedisBroker``).
+    it is (any version with a ``RedisBroker``, a module or a package).
     """
     check = rev is None
     if rev is None:
-        added = subprocess.run(
-            ["git", "log", "--format=%H", *introduced_by],
-            cwd=REPO, capture_output=True, text=True, check=True,
-        ).stdout.split()  # fmt: skip
+        added = _git("log", "--format=%H", *introduced_by).decode().split()
         rev = f"{added[-1]}^" if added else "HEAD"
-    source = subprocess.run(
-        ["git", "show", f"{rev}:{BROKER}"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout
-    if check and marker not in source:
-        sys.exit(f"{rev}:{BROKER} is not {what}")
-    for before, now in RENAMED:
-        source = re.sub(rf"\b{before}\b", now, source)
-    name = f"boulanger.broker._redis_{rev.replace('^', '_parent')}"
-    module = types.ModuleType(name)
-    module.__package__ = "boulanger.broker"  # its relative imports resolve to today's base
-    sys.modules[name] = module
-    exec(compile(source, f"{rev}:{BROKER}", "exec"), module.__dict__)
+    rev = _git("rev-parse", "--short", rev).decode().strip()
+    if check and marker not in broker_source(rev):
+        sys.exit(f"the Redis broker of {rev} is not {what}")
+    package = load_package(rev)
+    module = importlib.import_module(f"{package}.broker.redis")
     return rev, module.RedisBroker
 
 

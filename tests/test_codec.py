@@ -68,10 +68,24 @@ def test_a_decoded_move_is_the_shared_one() -> None:
 def test_seq_of_reads_only_logged_events() -> None:
     assert codec.seq_of('{"seq":7}') == 7
     assert codec.seq_of('{"seq":12,"kind":"over"}') == 12
-    kick = codec.encode_kick(codec.Kick("p1", "n1"))
+    kick = codec.encode_kick(codec.Kick("r1", "p1", "n1"))
     assert codec.seq_of(kick) is None
-    assert codec.decode_control(kick) == codec.Kick("p1", "n1")
+    assert codec.decode_control(kick) == codec.Kick("r1", "p1", "n1")
     assert codec.seq_of('{"seq":"x","kind":"over"}') is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json",
+        "[1]",
+        '{"kind":"reboot"}',
+        '{"kind":"kick","player_id":"p1"}',  # no race: an older version's kick
+        '{"kind":"kick","race_id":7,"player_id":"p1"}',
+    ],
+)
+def test_a_control_message_of_no_known_kind_is_none(text: str) -> None:
+    assert codec.decode_control(text) is None
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ import orjson
 
 from .engine import Move
 from .race import protocol as p
-from .race.errors import ProtocolError
+from .race.errors import Refused
 from .race.events import (
     Acted,
     Ended,
@@ -107,13 +107,13 @@ def _too_deep(text: str | bytes, limit: int) -> bool:
 
 
 def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
-    """Untrusted JSON text parsed, or :class:`ProtocolError` ``bad_json``.
+    """Untrusted JSON text parsed, or :class:`Refused` ``bad_json``.
 
     Refuses nesting deeper than ``depth`` and numbers too long to convert
     (Python's 4,300-digit limit) the same way as any other malformed text.
     """
     if _too_deep(text, depth):
-        raise ProtocolError("bad_json", f"JSON nested deeper than {depth} levels")
+        raise Refused("bad_json", f"JSON nested deeper than {depth} levels")
     try:
         return orjson.loads(text)
     except ValueError:
@@ -121,11 +121,11 @@ def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
-        raise ProtocolError("bad_json", "the frame is not valid JSON") from None
+        raise Refused("bad_json", "the frame is not valid JSON") from None
 
 
 def decode_client(text: str | bytes) -> p.Message:
-    """Parse one client frame; raise :class:`ProtocolError` on anything malformed."""
+    """Parse one client frame; raise :class:`Refused` on anything malformed."""
     return p.decode(parse_json(text), p.CLIENT_MESSAGES)
 
 
@@ -211,9 +211,13 @@ def seq_of(text: str) -> int | None:
 
 
 def decode_logged(text: str) -> Logged:
-    """A logged event's text (as brokers read and publish it) as a typed event."""
+    """A logged event's text (as brokers read and publish it) as a typed event;
+    ``ValueError`` for a text that is none."""
     data = orjson.loads(text)
-    return Logged(data["seq"], event_from_dict(data))
+    try:
+        return Logged(data["seq"], event_from_dict(data))
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"not a logged event: {text[:100]!r}") from error
 
 
 # -- control messages -------------------------------------------------------
@@ -221,20 +225,31 @@ def decode_logged(text: str) -> Logged:
 
 @dataclass(frozen=True, slots=True)
 class Kick:
-    """The player connected again elsewhere: close their other connections (but ``keep``)."""
+    """A player of ``race_id`` connected again: close their other connections (all
+    but the one named ``keep``), in every process."""
 
+    race_id: str
     player_id: str
     keep: str | None
 
 
 def encode_kick(kick: Kick) -> str:
-    """The text of a kick, published on the race's channel."""
-    return json.dumps({"kind": "kick", "player_id": kick.player_id, "keep": kick.keep})
+    """The text of a kick, published on the control channel (never a race's)."""
+    return dumps(
+        {"kind": "kick", "race_id": kick.race_id, "player_id": kick.player_id, "keep": kick.keep}
+    )
 
 
 def decode_control(text: str) -> Kick | None:
-    """A control message published beside a race's events; None when it is none we know."""
-    data = json.loads(text)
-    if isinstance(data, dict) and data.get("kind") == "kick":
-        return Kick(data["player_id"], data.get("keep"))
-    return None
+    """A message of the control channel; None when it is none we know (another
+    version's, or not JSON: a process that shares the channel sent it)."""
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or data.get("kind") != "kick":
+        return None
+    race_id, player_id, keep = data.get("race_id"), data.get("player_id"), data.get("keep")
+    if not isinstance(race_id, str) or not isinstance(player_id, str):
+        return None
+    return Kick(race_id, player_id, keep if isinstance(keep, str) else None)

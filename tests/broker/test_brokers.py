@@ -1,4 +1,5 @@
-"""Both brokers keep ordered race logs and fan out; Redis survives a restart."""
+"""Every broker keeps ordered race logs and fans out, on races' channels and on the one
+control channel; Redis survives a restart."""
 
 from __future__ import annotations
 
@@ -106,6 +107,49 @@ async def test_redis_broker_resubscribes_after_a_restart() -> None:
     finally:
         await broker.close()
         redis.cleanup()
+
+
+async def control_subscribed(*pairs: tuple[Broker, Collector]) -> None:
+    """Each listener on its broker's control channel, live: probes from each came back."""
+    for broker, listener in pairs:
+        await broker.subscribe_control(listener)
+    async with asyncio.timeout(10):
+        for via, _ in pairs:
+            while not all(f"probe {id(via)}" in listener.messages for _, listener in pairs):
+                await via.publish_control(f"probe {id(via)}")
+                await asyncio.sleep(0.05)
+    for _, listener in pairs:
+        listener.messages.clear()
+
+
+async def test_the_control_channel_reaches_every_process_and_no_race(broker: Broker) -> None:
+    # A second broker on the same store stands for another process (the embedded
+    # brokers serve one process: the same broker, then).
+    shared = broker.kind in ("redis", "redis-cluster")
+    other = open_broker(broker.url) if shared else broker  # type: ignore[attr-defined]
+    if other is not broker:
+        await other.start()
+        mapped = getattr(other, "mapped", None)
+        if mapped is not None:
+            await asyncio.wait_for(mapped.wait(), 10)
+    try:
+        here, there, race = Collector(), Collector(), Collector()
+        await subscribed(other, race_channel("r-control"), race)
+        await control_subscribed((broker, here), (other, there))
+        await broker.publish_control("kick")
+        await eventually(lambda: here.messages == ["kick"] and there.messages == ["kick"])
+        await broker.append("r-control", text({"kind": "a"}), Condition(log_length=0))
+        await eventually(lambda: len(race.messages) == 1)
+        assert json.loads(race.messages[0])["seq"] == 1  # its event, and not the kick
+        await other.unsubscribe_control(there)
+        await broker.publish_control("after")
+        await eventually(lambda: "after" in here.messages)
+        await asyncio.sleep(0.1)
+        assert there.messages == ["kick"]
+        await broker.unsubscribe_control(here)
+    finally:
+        if other is not broker:
+            await other.close()
 
 
 def test_unknown_broker_urls_are_refused() -> None:

@@ -83,6 +83,41 @@ async def test_races_live_on_the_primary_of_their_slot(
     assert await broker.ping()
 
 
+async def test_the_control_channel_is_plain_pub_sub_on_any_primary(
+    redis_cluster: RedisCluster,
+) -> None:
+    """Each process subscribes to the control channel on a primary of its own pick; a
+    message published on another primary reaches it all the same (PUBLISH goes to
+    every node of a cluster)."""
+    first, second = RedisClusterBroker(redis_cluster.url), RedisClusterBroker(redis_cluster.url)
+    first._control_pick, second._control_pick = 0, 1  # two different primaries
+    async with started(first), started(second):
+        await mapped(first)
+        await mapped(second)
+        heard = Collector()
+        await second.subscribe_control(heard)
+        assert first._control is None  # no listener, no subscription
+        assert second._control is not None
+        node = second._control[0]
+        assert node == sorted(redis_cluster_primaries(second))[1]
+        async with asyncio.timeout(10):
+            while "kick" not in heard.messages:
+                await first.publish_control("kick")  # on the first primary
+                await asyncio.sleep(0.05)
+        # One subscription per process, whatever its listeners.
+        other = Collector()
+        await second.subscribe_control(other)
+        assert second._control[0] == node
+        await second.unsubscribe_control(heard)
+        await second.unsubscribe_control(other)
+        assert second._control is None
+
+
+def redis_cluster_primaries(broker: RedisClusterBroker) -> set[tuple[str, int]]:
+    assert broker.slots is not None
+    return broker.slots.primaries()
+
+
 async def test_many_appends_in_flight_with_the_replica_wait(redis_cluster: RedisCluster) -> None:
     """Pipelined appends and WAITs on one connection per shard: every append is
     answered once its WAIT is, even when one read brings replies of several."""
@@ -260,6 +295,29 @@ async def test_a_primary_killed_its_replica_takes_over(
         await eventually(lambda: listener.resyncs > resyncs, timeout=10)
         last = logged[-1]["seq"]
         await eventually(lambda: any(json.loads(m)["seq"] == last for m in listener.messages))
+
+
+async def test_the_control_channel_moves_off_a_killed_primary(own_cluster: RedisCluster) -> None:
+    listening, sending = RedisClusterBroker(own_cluster.url), RedisClusterBroker(own_cluster.url)
+    async with started(listening), started(sending):
+        await mapped(listening)
+        await mapped(sending)
+        heard = Collector()
+        await listening.subscribe_control(heard)
+        assert listening._control is not None and listening.slots is not None
+        home = listening._control[0]
+        slot = next(n for n in range(16384) if listening.slots.owner(n) == home)
+        primary = own_cluster.primary_of(slot)
+        assert primary.port == home[1]
+        primary.stop(kill=True)
+        assert await asyncio.to_thread(own_cluster.wait_failover, primary, slot) is not primary
+        # A new slot map, and the subscription is on a primary of it.
+        async with asyncio.timeout(30):
+            while "kick" not in heard.messages:
+                with contextlib.suppress(BrokerUnavailable):
+                    await sending.publish_control("kick")
+                await asyncio.sleep(0.1)
+        assert listening._control is not None and listening._control[0] != home
 
 
 async def test_a_cluster_down_at_start_is_waited_for(own_cluster: RedisCluster) -> None:

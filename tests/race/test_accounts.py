@@ -7,13 +7,13 @@ from datetime import date
 import pytest
 
 from boulanger.race import accounts as a
-from boulanger.race.errors import ProtocolError
+from boulanger.race.errors import Refused
 
 
 def test_account_names_follow_race_names_with_their_own_length() -> None:
     assert a.account_name("  Ann   Lee ") == "Ann Lee"
     for bad in ("ab", "x" * 21, "", "a\u200bb", None, "Deleted  Player"):
-        with pytest.raises(ProtocolError) as refused:
+        with pytest.raises(Refused) as refused:
             a.account_name(bad)
         assert refused.value.code == "bad_name"
     # Look-alikes share a key: case, fullwidth, Cyrillic.
@@ -25,7 +25,7 @@ def test_account_names_follow_race_names_with_their_own_length() -> None:
 def test_passwords_have_8_to_128_characters() -> None:
     assert a.check_password("x" * 8) and a.check_password("x" * 128)
     for bad in ("x" * 7, "x" * 129, None, 12345678):
-        with pytest.raises(ProtocolError):
+        with pytest.raises(Refused):
             a.check_password(bad)
 
 

@@ -13,7 +13,7 @@ from boulanger import codec
 from boulanger.engine import GameCode
 from boulanger.race import daily as d
 from boulanger.race import protocol as p
-from boulanger.race.errors import ProtocolError
+from boulanger.race.errors import Refused
 from boulanger.race.standings import Standing, sort_key
 from boulanger.solver import catalog
 from support.protocol_doc import examples, section
@@ -233,6 +233,6 @@ def test_daily_messages_are_documented_and_round_trip() -> None:
 
 def test_the_live_socket_accepts_only_ping_and_pong() -> None:
     assert set(d.CLIENT_MESSAGES) == {"ping", "pong"}
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         p.decode({"type": "move"}, d.CLIENT_MESSAGES)
     assert refused.value.code == "unknown_type"

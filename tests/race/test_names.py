@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from boulanger.race.errors import ProtocolError
+from boulanger.race.errors import Refused
 from boulanger.race.names import clean_name, name_key
 
 
@@ -64,6 +64,6 @@ def test_names_are_stored_in_nfkc_with_single_spaces() -> None:
     ],
 )
 def test_bad_names_are_refused(bad: object) -> None:
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         clean_name(bad)
     assert refused.value.code == "bad_name"

@@ -12,8 +12,8 @@ import pytest
 import boulanger
 from boulanger import codec
 from boulanger.race import protocol as p
-from boulanger.race.errors import ERROR_CODES, ProtocolError
-from boulanger.web import connection
+from boulanger.race.errors import ERROR_CODES, Refused
+from boulanger.web import connection, refusals
 from support.protocol_doc import DOC, examples, section
 
 CLIENT = examples(section("Client messages"))
@@ -56,9 +56,9 @@ def test_every_error_code_is_documented() -> None:
 PACKAGE = Path(boulanger.__file__).parent
 _CODE = re.compile(r"[a-z][a-z_]*")
 # Calls that refuse with a code: the code is their first string argument of
-# the first two (ProtocolError(code, reason), error(status, code, reason),
-# Refused(status, code, reason), self.error(code, reason), Reject(id, code, ...)).
-_REFUSING = {"ProtocolError", "Refused", "error", "Error", "Reject"}
+# the first two (Refused(code, reason), error(status, code, reason),
+# self.error(code, reason), Reject(id, code, ...)).
+_REFUSING = {"Refused", "error", "Error", "Reject"}
 
 
 def _codes_in_source() -> set[str]:
@@ -105,6 +105,19 @@ def test_every_error_code_the_server_can_send_is_documented() -> None:
     assert (in_source | set(ERROR_CODES)) - _documented_codes() == set()
 
 
+def test_each_http_refusal_has_the_status_the_document_gives_its_code() -> None:
+    rows = re.findall(r"^\| (\d{3}) \| `([a-z_]+)` \|", section("HTTP"), re.M)
+    assert len(rows) > 20
+    for status, code in rows:
+        assert refusals.http_status(Refused(code, "why"), "/api/races") == int(status), code
+    # The one code whose status depends on the route, as the route's row says.
+    assert "`403` `bad_credentials`" in DOC
+    changed = refusals.http_status(Refused("bad_credentials", "why"), "/api/me/password")
+    assert changed == 403
+    # A race's refusal met over HTTP (a name, a password) is a 400.
+    assert refusals.http_status(Refused("bad_name", "why"), "/api/accounts") == 400
+
+
 def test_every_close_code_is_documented() -> None:
     documented = {int(c) for c in re.findall(r"^\| (\d{4}) \|", section("Connection"), re.M)}
     constants = {v for k, v in vars(connection).items() if k.startswith("CLOSE_")}
@@ -143,7 +156,7 @@ def test_ref_is_echoed_only_when_given() -> None:
 def test_a_refusal_carries_the_ids_it_could_read(
     frame: str, ref: str | None, action_id: str | None
 ) -> None:
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         codec.decode_client(frame)
     assert refused.value.code in ("bad_message", "unknown_type")
     assert (refused.value.ref, refused.value.action_id) == (ref, action_id)
@@ -176,6 +189,6 @@ def test_a_refusal_carries_the_ids_it_could_read(
     ],
 )
 def test_malformed_client_frames_get_typed_errors(frame: str, code: str) -> None:
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         codec.decode_client(frame)
     assert refused.value.code == code

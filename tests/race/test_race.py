@@ -9,7 +9,7 @@ import pytest
 from boulanger import codec
 from boulanger.engine import Move
 from boulanger.race import protocol as p
-from boulanger.race.errors import ProtocolError
+from boulanger.race.errors import Refused
 from boulanger.race.events import Event, Started
 from boulanger.race.ids import secret_hash
 from boulanger.race.race import MAX_PLAYERS, Duplicate, Race, RaceMeta
@@ -77,7 +77,7 @@ def test_joining_trims_names_and_refuses_duplicates_and_bad_names() -> None:
         ("x" * 25, "bad_name"),
         ("a\x00b", "bad_name"),
     ]:
-        with pytest.raises(ProtocolError) as refused:
+        with pytest.raises(Refused) as refused:
             log.race.decide_join(p.Join(name=name), 0, "p2", "t")
         assert refused.value.code == code
 
@@ -98,7 +98,7 @@ def test_a_race_holds_eight_players() -> None:
     log = Log()
     for i in range(MAX_PLAYERS):
         log.join(f"P{i}", f"p{i}", host=i == 0)
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         log.race.decide_join(p.Join(name="Late"), 0, "late", "t")
     assert refused.value.code == "race_full"
 
@@ -107,18 +107,18 @@ def test_start_countdown_and_actions_before_it() -> None:
     log = Log(countdown_ms=3000)
     log.join("Ann", "p1", host=True)
     log.join("Bo", "p2")
-    with pytest.raises(ProtocolError, match="not_host"):
+    with pytest.raises(Refused, match="not_host"):
         log.race.decide_start("p2", 0)
     start_at = log.start(now=1000)
     assert start_at == 4000 and log.race.state(3999) == "countdown"
     assert log.race.state(4000) == "running"
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         log.race.decide_action("p1", p.Undo("a1"), 3999)
     assert refused.value.code == "not_started"
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         log.race.decide_join(p.Join(name="Late"), 5000, "p3", "t")
     assert refused.value.code == "already_started"
-    with pytest.raises(ProtocolError, match="already_started"):
+    with pytest.raises(Refused, match="already_started"):
         log.race.decide_start("p1", 5000)
 
 
@@ -136,7 +136,7 @@ def test_actions_are_checked_resolved_and_idempotent() -> None:
         (p.Undo("a"), "nothing_to_undo"),
     ]
     for action, code in refusals:
-        with pytest.raises(ProtocolError) as refused:
+        with pytest.raises(Refused) as refused:
             log.race.decide_action("p1", action, 10)
         assert refused.value.code == code, action
     # A double tap on 6S (top of column 1): no foundation, no column, no empty column: cell1.
@@ -158,7 +158,7 @@ def test_resigning_ends_a_race_and_ranks_everyone() -> None:
     log.act("p2", p.MoveAction("m1", "col1", "cell1"), 100)  # Bo: one action, 0 cards
     assert log.race.decide_over(200) is None
     log.act("p1", p.Resign("r1"), 300)
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         log.race.decide_action("p1", p.Undo("x"), 301)
     assert refused.value.code == "finished"
     log.act("p2", p.Resign("r2"), 400)
@@ -168,7 +168,7 @@ def test_resigning_ends_a_race_and_ranks_everyone() -> None:
     assert [s["name"] for s in over.standings] == ["Ann", "Bo"]
     assert [s["rank"] for s in over.standings] == [1, 2]
     assert log.race.state(600) == "finished"
-    with pytest.raises(ProtocolError, match="race_over"):
+    with pytest.raises(Refused, match="race_over"):
         log.race.decide_action("p2", p.Undo("late"), 700)
 
 
@@ -231,7 +231,7 @@ def test_the_time_limit_ends_a_race() -> None:
     log.join("Ann", "p1", host=True)
     log.start(now=0)
     assert log.race.decide_over(59_999) is None
-    with pytest.raises(ProtocolError, match="race_over"):
+    with pytest.raises(Refused, match="race_over"):
         log.race.decide_action("p1", p.Undo("late"), 60_000)
     over = log.append(log.race.decide_over(60_000))
     assert isinstance(over, p.RaceOver) and over.reason == "time_limit"
@@ -241,13 +241,13 @@ def test_rematch_only_by_the_host_once_the_race_is_over() -> None:
     log = Log(countdown_ms=0)
     log.join("Ann", "p1", host=True)
     log.join("Bo", "p2")
-    with pytest.raises(ProtocolError, match="not_started"):
+    with pytest.raises(Refused, match="not_started"):
         log.race.decide_rematch("p1", "r2", CODE)
     log.start()
     for pid in ("p1", "p2"):
         log.act(pid, p.Resign(f"r-{pid}"), 10)
     log.append(log.race.decide_over(20))
-    with pytest.raises(ProtocolError, match="not_host"):
+    with pytest.raises(Refused, match="not_host"):
         log.race.decide_rematch("p2", "r2", CODE)
     opened = log.append(log.race.decide_rematch("p1", "r2", CODE))
     assert isinstance(opened, p.RematchOpened) and opened.url == "/race/r2"
@@ -280,7 +280,7 @@ def test_replicas_fed_the_same_log_agree() -> None:
 def test_a_daily_attempt_holds_one_player() -> None:
     log = Log(daily="2026-11-30", ranked=True)
     log.join("Ann", "p1", host=True)
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         log.race.decide_join(p.Join(name="Bo"), 0, "p2", "t")
     assert refused.value.code == "race_full"
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from boulanger import codec
 from boulanger.engine import Move
 from boulanger.race import protocol as p
 from boulanger.race.events import Acted, Joined, Logged, Started
 from boulanger.race.ids import secret_hash
 from boulanger.race.race import Duplicate, RaceMeta
-from boulanger.race.replica import CONTROL, GAP, Applied, Replica
+from boulanger.race.replica import GAP, Applied, Replica
 
 TO_CELL = Move("col1", "cell1", 1)
 META = RaceMeta("r1", "BK1-C4-AAAAAAB", 0, secret_hash("k"), countdown_ms=0)
@@ -26,15 +28,30 @@ LOG = [
 ]
 
 
-def test_each_text_is_the_next_event_an_old_one_a_gap_or_no_event() -> None:
+def test_each_text_is_the_next_event_an_old_one_or_a_gap() -> None:
     replica = Replica(META, codec)
     assert replica.receive(LOG[1]) is GAP
     first = replica.receive(LOG[0])
     assert isinstance(first, Applied) and first.logged.seq == 1 and first.board_of is None
     assert isinstance(codec.decode_server(first.text), p.PlayerJoined)
     assert replica.receive(LOG[0]) is None  # a duplicate
-    assert replica.receive(codec.encode_kick(codec.Kick("p1", None))) is CONTROL
     assert replica.seq == 1 and replica.last == LOG[0]
+    # An event laid out otherwise (seq not first) is read whole; the next one, applied.
+    later = codec.decode_logged(LOG[1])
+    reordered = codec.dumps({**codec.event_to_dict(later.event), "seq": 2})
+    assert codec.seq_of(reordered) is None
+    second = replica.receive(reordered)
+    assert isinstance(second, Applied) and second.logged.seq == 2
+
+
+def test_a_text_that_is_no_event_is_refused() -> None:
+    """A race's channel carries its events alone: a control message there is an error."""
+    replica = Replica(META, codec)
+    with pytest.raises(ValueError):
+        replica.receive(codec.encode_kick(codec.Kick("r1", "p1", None)))
+    with pytest.raises(ValueError):
+        replica.receive("not json")
+    assert replica.seq == 0
 
 
 def test_catching_up_applies_what_follows_and_notices_a_log_that_lost_events() -> None:

@@ -21,7 +21,7 @@ from boulanger.broker import race_channel
 from boulanger.broker.cluster import RedisClusterBroker
 from boulanger.broker.slots import key_slot
 from boulanger.race import protocol as p
-from boulanger.race.errors import ProtocolError
+from boulanger.race.errors import Refused
 from boulanger.race.events import Acted, Resigned
 from boulanger.race.ids import secret_hash
 from boulanger.race.race import Duplicate, RaceMeta
@@ -77,7 +77,7 @@ async def _settled(hub: RaceHub, decide: Callable[[], Any], done: Callable[[], b
         while not done():
             try:
                 await hub.submit(decide)
-            except ProtocolError as error:
+            except Refused as error:
                 assert error.code == "try_again", error
                 await asyncio.sleep(0.1)
                 await hub.catch_up()
@@ -98,14 +98,14 @@ async def test_an_action_applied_but_not_replicated_is_not_acknowledged_again(
     replica = own_cluster.replica_of(own_cluster.primary_of(key_slot(race_channel(RACE))))
     decide = move("m1")
     with replica.paused():
-        with pytest.raises(ProtocolError, match="try_again"):
+        with pytest.raises(Refused, match="try_again"):
             await hub.submit(decide(hub), "ann")
         # The event reached the primary's log, and this hub by pub/sub.
         async with asyncio.timeout(5):
             while "m1" not in hub.race.players["ann"].applied:
                 await asyncio.sleep(0.02)
         # Sent again: found applied (a Duplicate), not confirmed, so not acknowledged.
-        with pytest.raises(ProtocolError, match="try_again"):
+        with pytest.raises(Refused, match="try_again"):
             await hub.submit(decide(hub), "ann")
     # The replica back: confirmed, acknowledged with the seq of the first append.
     async with asyncio.timeout(10):
@@ -113,7 +113,7 @@ async def test_an_action_applied_but_not_replicated_is_not_acknowledged_again(
             try:
                 answer = await hub.submit(decide(hub), "ann")
                 break
-            except ProtocolError as error:
+            except Refused as error:
                 assert error.code == "try_again"
                 await asyncio.sleep(0.1)
     logged = [
@@ -136,12 +136,12 @@ async def test_an_action_found_in_the_log_is_confirmed_before_its_ack(
     replica = own_cluster.replica_of(own_cluster.primary_of(key_slot(race_channel(RACE))))
     decide = move("m2")
     with replica.paused():
-        with pytest.raises(ProtocolError, match="try_again"):
+        with pytest.raises(Refused, match="try_again"):
             await first.submit(decide(first), "ann")  # in the log, WAIT saw no replica
         assert "m2" not in lagging.race.players["ann"].applied
         # Sent again elsewhere: its append refused (Ann's events moved on), found
         # in the log on catching up, not confirmed: not acknowledged.
-        with pytest.raises(ProtocolError, match="try_again"):
+        with pytest.raises(Refused, match="try_again"):
             await lagging.submit(decide(lagging), "ann")
         assert "m2" in lagging.race.players["ann"].applied
     async with asyncio.timeout(10):
@@ -149,7 +149,7 @@ async def test_an_action_found_in_the_log_is_confirmed_before_its_ack(
             try:
                 answer = await lagging.submit(decide(lagging), "ann")
                 break
-            except ProtocolError as error:
+            except Refused as error:
                 assert error.code == "try_again"
                 await asyncio.sleep(0.1)
     logged = [

@@ -20,7 +20,7 @@ from boulanger.broker import BrokerUnavailable, Condition, Listener
 from boulanger.broker.memory import MemoryBroker
 from boulanger.engine import Move
 from boulanger.race import protocol as p
-from boulanger.race.errors import ProtocolError
+from boulanger.race.errors import Refused
 from boulanger.race.events import Event, Logged
 from boulanger.race.ids import secret_hash
 from boulanger.race.race import Duplicate, RaceMeta
@@ -106,7 +106,7 @@ async def submitted(
         while True:
             try:
                 return await hub.submit(decide, player_id)
-            except ProtocolError as error:
+            except Refused as error:
                 if error.code == done:
                     return None
                 assert error.code == "try_again", error
@@ -202,7 +202,7 @@ async def test_a_lost_answer_then_a_dropped_event_is_acknowledged_once(
     action = p.MoveAction("a1", moves[0].src, moves[0].dst, moves[0].count)
     at = now_ms()
     broker.faults.update(lose=1.0, drop=1.0)
-    with pytest.raises(ProtocolError, match="try_again"):
+    with pytest.raises(Refused, match="try_again"):
         await hub.submit(lambda: hub.race.decide_action("ann", action, at), "ann")
     assert hub.race.seq == 2  # not applied here
     broker.faults.update(lose=0.0, drop=0.0)

@@ -39,9 +39,15 @@ class Listener(Protocol):
 
 
 def race_channel(race_id: str) -> str:
-    """The pub/sub channel of a race's events."""
+    """The pub/sub channel of a race's events (nothing else goes on it)."""
     # The {hash tag} keeps a race's keys and channel on one Redis Cluster shard.
     return f"bk:race:{{{race_id}}}"
+
+
+# The deployment's one control channel: messages to every process, not to a
+# race's replicas (a kick: a player joined again elsewhere). Each process
+# subscribes to it once, whatever the number of its races.
+CONTROL_CHANNEL = "bk:control"
 
 
 class Broker(abc.ABC):
@@ -113,6 +119,21 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     async def publish(self, channel: str, data: str) -> None:
         """Send ``data`` to the channel's listeners in every process (at most once)."""
+
+    # The control channel goes through these three, not the ones above: a
+    # broker may carry it otherwise than a race's channel (a cluster does).
+
+    async def subscribe_control(self, listener: Listener) -> None:
+        """Deliver the control channel's messages (:data:`CONTROL_CHANNEL`) to ``listener``."""
+        await self.subscribe(CONTROL_CHANNEL, listener)
+
+    async def unsubscribe_control(self, listener: Listener) -> None:
+        """Stop delivering the control channel's messages to ``listener``."""
+        await self.unsubscribe(CONTROL_CHANNEL, listener)
+
+    async def publish_control(self, data: str) -> None:
+        """Send ``data`` to every process's control listeners (at most once)."""
+        await self.publish(CONTROL_CHANNEL, data)
 
     def shared_client(self) -> Any | None:
         """The redis-py client that the processes sharing this broker share, for the

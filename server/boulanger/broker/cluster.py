@@ -18,6 +18,9 @@ one Redis.
   (a primary killed, its replica taking over) or the slot map moves a
   channel to another primary, its listeners are told to resync once the
   new subscription is confirmed: what was published in between is lost.
+- The deployment's control channel (:data:`~.base.CONTROL_CHANNEL`) is a
+  plain one: ``PUBLISH`` on any primary, ``SUBSCRIBE`` on one primary per
+  process (see :meth:`RedisClusterBroker.subscribe_control`).
 - The slot map is asked for again whenever a shard's connection fails or is
   lost, on ``MOVED``, when a node unsubscribes a channel by itself (its slot
   went elsewhere), and every ``refresh_interval`` seconds.
@@ -37,13 +40,22 @@ import contextlib
 import hashlib
 import json
 import logging
+import random
 from typing import Any
 from urllib.parse import unquote
 
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
 from .accounts import KeyValue, RedisKeyValue
-from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .base import (
+    CONTROL_CHANNEL,
+    AppendRefused,
+    Broker,
+    BrokerUnavailable,
+    Condition,
+    Listener,
+    race_channel,
+)
 from .daily import DailyStore
 from .redis.appender import Appends, ReplyRefused, retrieved
 from .redis.broker import REPLICA_WAIT_MS
@@ -168,6 +180,11 @@ class RedisClusterBroker(Broker):
         self._refresh = asyncio.Event()
         self._refresher: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        # The control channel's listeners, and the primary subscribed to it on
+        # (picked by this number among the primaries: processes spread out).
+        self._control_listeners: dict[str, set[Listener]] = {CONTROL_CHANNEL: set()}
+        self._control: tuple[Node, Subscription] | None = None
+        self._control_pick = random.randrange(1 << 30)
 
     def __repr__(self) -> str:
         return f"RedisClusterBroker({self.url!r})"
@@ -182,6 +199,8 @@ class RedisClusterBroker(Broker):
                 await self._refresher
         shards, self._shards = list(self._shards.values()), {}
         await asyncio.gather(*(shard.close() for shard in shards))
+        self._control_listeners[CONTROL_CHANNEL].clear()
+        self._home_control()  # closes its subscription
         if self._closing:
             await asyncio.wait(self._closing, timeout=2)
         await self.redis.aclose()
@@ -278,6 +297,7 @@ class RedisClusterBroker(Broker):
             self._retire(node)  # a primary no more, or a MOVED's target not yet in a map
         for channel in list(self._listeners):
             self._home(channel, fresh=False)
+        self._home_control()
         self.mapped.set()
 
     def _shard(self, node: Node) -> Shard:
@@ -438,6 +458,66 @@ class RedisClusterBroker(Broker):
 
     async def publish(self, channel: str, data: str) -> None:
         _check(await self._command(key_slot(channel), encode_command("SPUBLISH", channel, data)))
+
+    # -- the control channel -----------------------------------------------
+    #
+    # Plain PUBLISH and SUBSCRIBE, not the sharded pair: a cluster forwards a
+    # PUBLISH to every node, whose subscribers all get it, so a process may
+    # subscribe on any primary and publish on any that answers. No shard is
+    # on every control message's path (a sharded channel lives on one slot:
+    # its primary down, no process could kick until the failover ends), and
+    # the subscribers spread over the primaries. The forwarding to every node
+    # costs the cluster bus, which is why races' channels are sharded; a
+    # control message is rare (one per replaced connection).
+
+    async def subscribe_control(self, listener: Listener) -> None:
+        self._control_listeners[CONTROL_CHANNEL].add(listener)
+        self._home_control()
+
+    async def unsubscribe_control(self, listener: Listener) -> None:
+        self._control_listeners[CONTROL_CHANNEL].discard(listener)
+        self._home_control()
+
+    async def publish_control(self, data: str) -> None:
+        command = encode_command("PUBLISH", CONTROL_CHANNEL, data)
+        home = self._control[0] if self._control is not None else None
+        primaries = sorted(self.slots.primaries()) if self.slots is not None else []
+        if not primaries:
+            self.want_refresh()
+            raise BrokerUnavailable("the cluster's slot map is not known yet")
+        failure: Exception | None = None
+        for node in dict.fromkeys([*([home] if home in primaries else []), *primaries]):
+            try:
+                _check(await self._command_at(node, command))
+                return
+            except BrokerUnavailable as error:  # down, or refused: the next primary
+                failure = error
+        raise BrokerUnavailable(f"no primary took the control message: {failure}")
+
+    def _home_control(self) -> None:
+        """Keep one subscription to the control channel while it has listeners, on a
+        primary of the slot map (moved when that node is a primary no more)."""
+        slots = self.slots
+        primaries = sorted(slots.primaries()) if slots is not None else []
+        wanted = bool(self._control_listeners[CONTROL_CHANNEL]) and bool(primaries)
+        current = self._control
+        if current is not None and (not wanted or current[0] not in primaries):
+            self._control = None
+            task = asyncio.create_task(current[1].close())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+        if wanted and self._control is None:
+            node = primaries[self._control_pick % len(primaries)]
+            subscription = Subscription(
+                self.endpoint.at(*node),
+                self._control_listeners,
+                always=(CONTROL_CHANNEL,),
+                health_interval=self.health_check_interval,
+                health_timeout=self.health_check_timeout,
+                on_down=self.want_refresh,  # a new map moves it if the node is gone
+            )
+            subscription.start()
+            self._control = (node, subscription)
 
 
 def _check(reply: Any) -> Any:

@@ -36,8 +36,7 @@ class UnexpectedReply(Exception):
     command, an answer a setup command cannot have. The connection is out of step and
     cannot be trusted.
 
-    (Not the race's :class:`boulanger.race.errors.ProtocolError`, a player's request
-    refused.)
+    (Not :class:`boulanger.race.errors.Refused`, a request refused.)
     """
 
 

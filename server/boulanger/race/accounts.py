@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from .errors import ProtocolError
+from .errors import Refused
 from .names import clean_name, name_key
 
 ACCOUNT_NAME_MIN, ACCOUNT_NAME_MAX = 3, 20
@@ -31,10 +31,10 @@ DELETED = "deleted player"
 
 
 def account_name(raw: object) -> str:
-    """An account name as stored and shown; :class:`ProtocolError` ``bad_name`` otherwise."""
+    """An account name as stored and shown; :class:`Refused` ``bad_name`` otherwise."""
     name = clean_name(raw)
     if not ACCOUNT_NAME_MIN <= len(name) <= ACCOUNT_NAME_MAX or name_key(name) == name_key(DELETED):
-        raise ProtocolError(
+        raise Refused(
             "bad_name",
             f"an account name has {ACCOUNT_NAME_MIN} to {ACCOUNT_NAME_MAX} visible characters",
         )
@@ -47,11 +47,9 @@ def account_key(name: str) -> str:
 
 
 def check_password(raw: object) -> str:
-    """A password within the policy; :class:`ProtocolError` ``bad_password`` otherwise."""
+    """A password within the policy; :class:`Refused` ``bad_password`` otherwise."""
     if not isinstance(raw, str) or not PASSWORD_MIN <= len(raw) <= PASSWORD_MAX:
-        raise ProtocolError(
-            "bad_password", f"a password has {PASSWORD_MIN} to {PASSWORD_MAX} characters"
-        )
+        raise Refused("bad_password", f"a password has {PASSWORD_MIN} to {PASSWORD_MAX} characters")
     return raw
 
 

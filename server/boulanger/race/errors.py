@@ -1,14 +1,18 @@
-"""Typed refusals with stable codes, as listed in docs/protocol.md."""
+"""The one refusal: a request refused with a stable code, as listed in docs/protocol.md."""
 
 from __future__ import annotations
 
 
-class ProtocolError(Exception):
-    """A client message refused with a stable ``code`` and a human ``reason``.
+class Refused(Exception):
+    """A request refused with a stable ``code`` and a human ``reason``: by the race
+    logic (a player's message), by the codec (a frame that is no message) or by
+    the web (an HTTP request).
 
-    ``ref`` and ``action_id`` are the refused message's own, when they could be
-    read from it: the answer echoes them, so that a client can tell which of
-    its messages was refused.
+    The web answers it in one place each: an HTTP status by its code
+    (``boulanger.web.refusals``), a WebSocket ``error`` or ``reject`` frame
+    (``boulanger.web.session``). ``ref`` and ``action_id`` are the refused
+    message's own, when they could be read from it: the answer echoes them, so
+    that a client can tell which of its messages was refused.
     """
 
     def __init__(self, code: str, reason: str) -> None:
@@ -19,6 +23,7 @@ class ProtocolError(Exception):
         self.action_id: str | None = None
 
 
+# The codes of the WebSocket's refusals (docs/protocol.md, "Error codes").
 ERROR_CODES = (
     "bad_json",
     "bad_message",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import unicodedata
 
 from .confusables import prototypes
-from .errors import ProtocolError
+from .errors import Refused
 from .protocol import NAME_MAX
 
 # Printable by Python's measure, yet shown as nothing (or as a blank): fillers,
@@ -41,8 +41,8 @@ _MARKS_MAX = 2
 
 
 def clean_name(raw: object) -> str:
-    """The name as it is stored and shown; :class:`ProtocolError` ``bad_name`` otherwise."""
-    refusal = ProtocolError(
+    """The name as it is stored and shown; :class:`Refused` ``bad_name`` otherwise."""
+    refusal = Refused(
         "bad_name", f"a name has 1 to {NAME_MAX} visible characters, and no control characters"
     )
     if not isinstance(raw, str):

@@ -2,7 +2,7 @@
 
 Client messages go from a browser to the server, server messages the other
 way (named by who sends them). :func:`decode` turns an untrusted JSON value
-into a typed message or raises :class:`ProtocolError` with a stable error
+into a typed message or raises :class:`Refused` with a stable error
 code; it never lets a malformed frame reach the race logic. The text of
 frames is :mod:`boulanger.codec`'s business. The document
 ``docs/protocol.md`` describes every type here and is tested against it.
@@ -16,7 +16,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .errors import ProtocolError
+from .errors import Refused
 
 ACTION_ID_MAX = 64
 REF_MAX = 64
@@ -422,10 +422,10 @@ def decode(data: Any, registry: dict[str, type[Message]]) -> Message:
     valid, so that the answer can echo them.
     """
     if not isinstance(data, dict):
-        raise ProtocolError("bad_json", "a message must be a JSON object")
+        raise Refused("bad_json", "a message must be a JSON object")
     try:
         return _build(data, registry)
-    except ProtocolError as error:
+    except Refused as error:
         error.ref = _an_id(data.get("ref"), REF_MAX)
         error.action_id = _an_id(data.get("action_id"), ACTION_ID_MAX)
         raise
@@ -435,25 +435,25 @@ def _build(data: dict[str, Any], registry: dict[str, type[Message]]) -> Message:
     kind = data.get("type")
     cls = registry.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise ProtocolError("unknown_type", f"unknown message type {str(kind)[:40]!r}")
+        raise Refused("unknown_type", f"unknown message type {str(kind)[:40]!r}")
     hints = _hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = set(data) - set(fields) - {"type"}
     if unknown:
         names = ", ".join(sorted(str(u)[:40] for u in unknown)[:5])
-        raise ProtocolError("bad_message", f"{kind}: unknown field(s) {names}")
+        raise Refused("bad_message", f"{kind}: unknown field(s) {names}")
     values: dict[str, Any] = {}
     for name, item in fields.items():
         if name not in data:
             no_default = item.default is dataclasses.MISSING
             if no_default and item.default_factory is dataclasses.MISSING:
-                raise ProtocolError("bad_message", f"{kind}: field {name!r} is missing")
+                raise Refused("bad_message", f"{kind}: field {name!r} is missing")
             continue
         value = data[name]
         if not _matches(value, hints[name]):
-            raise ProtocolError("bad_message", f"{kind}: field {name!r} has the wrong type")
+            raise Refused("bad_message", f"{kind}: field {name!r} has the wrong type")
         values[name] = value
     for name, limit in (("ref", REF_MAX), ("action_id", ACTION_ID_MAX)):
         if values.get(name) is not None and _an_id(values[name], limit) is None:
-            raise ProtocolError("bad_message", f"{name} must be 1..{limit} characters")
+            raise Refused("bad_message", f"{name} must be 1..{limit} characters")
     return cls(**values)

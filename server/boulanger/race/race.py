@@ -30,7 +30,7 @@ from ..engine import (
 from . import protocol as p
 from .condition import Condition
 from .daily import day_over
-from .errors import ProtocolError
+from .errors import Refused
 from .events import Acted, Ended, Event, Joined, RematchOpened, Resigned, Started
 from .ids import secret_hash, secret_matches
 from .names import clean_name, name_key
@@ -172,11 +172,11 @@ _ENGINE_CODES: tuple[tuple[type[EngineError], str], ...] = (
 )
 
 
-def _refusal(error: EngineError) -> ProtocolError:
+def _refusal(error: EngineError) -> Refused:
     for kind, code in _ENGINE_CODES:
         if isinstance(error, kind):
-            return ProtocolError(code, str(error))
-    return ProtocolError("illegal_move", str(error))
+            return Refused(code, str(error))
+    return Refused("illegal_move", str(error))
 
 
 class Race:
@@ -235,9 +235,7 @@ class Race:
             return not day_over(self.meta.daily, now)
         return self.layout_hidden()
 
-    def watch_refusal(
-        self, viewer_id: str | None, player_id: str, now: int
-    ) -> ProtocolError | None:
+    def watch_refusal(self, viewer_id: str | None, player_id: str, now: int) -> Refused | None:
         """Why ``viewer_id`` (None: a spectator) may not see ``player_id``'s board now, or None.
 
         Anyone sees their own board, and every board once the race is over.
@@ -246,18 +244,16 @@ class Race:
         still playing. No board shows before a secret deal is dealt.
         """
         if self.layout_hidden():
-            return ProtocolError("boards_hidden", "the deal is dealt when the race starts")
+            return Refused("boards_hidden", "the deal is dealt when the race starts")
         if viewer_id == player_id:
             return None
         if self.state(now) == FINISHED:
             return None
         viewer = self.players.get(viewer_id or "")
         if viewer is not None and not viewer.done:
-            return ProtocolError(
-                "watch_refused", "players see others' boards once they have finished"
-            )
+            return Refused("watch_refused", "players see others' boards once they have finished")
         if not self.meta.open_boards and not self.players[player_id].done:
-            return ProtocolError(
+            return Refused(
                 "boards_hidden", "boards are hidden until their player finishes (no open boards)"
             )
         return None
@@ -352,34 +348,34 @@ class Race:
     def decide_join(self, message: p.Join, now: int, player_id: str, token: str) -> Joined:
         """A new player's join event (a returning player needs no event)."""
         if self.state(now) == FINISHED:
-            raise ProtocolError("race_over", "the race is over; watch it instead")
+            raise Refused("race_over", "the race is over; watch it instead")
         if self.start_at is not None:
-            raise ProtocolError("already_started", "the race has started; watch it instead")
+            raise Refused("already_started", "the race has started; watch it instead")
         # A daily challenge attempt is one player's game.
         limit = 1 if self.meta.daily else MAX_PLAYERS
         if len(self.players) >= limit:
-            raise ProtocolError("race_full", f"the race has {limit} player(s) already")
+            raise Refused("race_full", f"the race has {limit} player(s) already")
         holds_key = message.host_key is not None and secret_matches(
             message.host_key, self.meta.host_key_hash
         )
         if self.meta.daily and not holds_key:
             # Whoever learns an attempt's race id must not take the attempt.
-            raise ProtocolError("not_host", "a daily attempt is played by the holder of its key")
+            raise Refused("not_host", "a daily attempt is played by the holder of its key")
         name = clean_name(message.name or "")
         key = name_key(name)
         if any(name_key(pl.name) == key for pl in self.players.values()):
-            raise ProtocolError("name_taken", f"{name!r} is taken (or looks like a name taken)")
+            raise Refused("name_taken", f"{name!r} is taken (or looks like a name taken)")
         host = holds_key and self.host_id is None
         return Joined(now, player_id, name, host, secret_hash(token))
 
     def decide_start(self, player_id: str, now: int) -> Started:
         """The start event; refused unless the host starts a race not started."""
         if self.over_reason is not None:
-            raise ProtocolError("race_over", "the race is over")
+            raise Refused("race_over", "the race is over")
         if player_id != self.host_id:
-            raise ProtocolError("not_host", "only the race's host can start it")
+            raise Refused("not_host", "only the race's host can start it")
         if self.start_at is not None:
-            raise ProtocolError("already_started", "the race has started already")
+            raise Refused("already_started", "the race has started already")
         return Started(now, now + self.meta.countdown_ms)
 
     def decide_action(
@@ -393,11 +389,11 @@ class Race:
             return Duplicate(seq, None if made is None else made.to_dict())
         state = self.state(now)
         if state == FINISHED or (self.ends_at is not None and now >= self.ends_at):
-            raise ProtocolError("race_over", "the race is over")
+            raise Refused("race_over", "the race is over")
         if state != RUNNING:
-            raise ProtocolError("not_started", "the race has not started yet")
+            raise Refused("not_started", "the race has not started yet")
         if player.done:
-            raise ProtocolError("finished", "you have already won or resigned")
+            raise Refused("finished", "you have already won or resigned")
         if isinstance(action, p.Resign):
             return Resigned(now, player_id, action.action_id)
         game = player.game
@@ -444,9 +440,9 @@ class Race:
     ) -> RematchOpened | None:
         """The rematch event; None when the race has its rematch already (one per race)."""
         if player_id != self.host_id:
-            raise ProtocolError("not_host", "only the race's host can open a rematch")
+            raise Refused("not_host", "only the race's host can open a rematch")
         if self.over_reason is None:
-            raise ProtocolError("not_started", "a rematch opens once the race is over")
+            raise Refused("not_started", "a rematch opens once the race is over")
         if self.rematch is not None:
             return None
         return RematchOpened(0, race_id, code, f"/race/{race_id}")

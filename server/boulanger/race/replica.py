@@ -4,9 +4,10 @@ The log's events reach a process by pub/sub (in order, but at most once) and,
 when a gap shows, by reading the log. :class:`Replica` keeps the race those
 events build, the recent messages for clients that missed a few, and the
 last event applied (to tell a log that lost events, after a failover). It
-answers the hub's questions: is this text the next event, an old one, a
-gap, or no event at all; was a refused append ours after all; what did a
-client miss. The hub (``boulanger.web.hub``) does the waiting: locks,
+answers the hub's questions: is this text the next event, an old one or a
+gap; was a refused append ours after all; what did a client miss. A race's
+channel carries its events and nothing else (a kick goes on the
+deployment's control channel). The hub (``boulanger.web.hub``) does the waiting: locks,
 timers, broker calls and sending.
 
 Text is turned into events and messages into text by a :class:`TextCodec`
@@ -60,11 +61,7 @@ class Gap:
     """A text from beyond the next event: events came in between, unseen (read the log)."""
 
 
-class Control:
-    """A text that is no event (a control message beside the race's events)."""
-
-
-GAP, CONTROL = Gap(), Control()
+GAP = Gap()
 
 
 class Replica:
@@ -81,15 +78,15 @@ class Replica:
     def seq(self) -> int:
         return self.race.seq
 
-    def receive(self, text: str) -> Applied | Gap | Control | None:
-        """A text published on the race's channel: applied if it is the next event
-        (:class:`Applied`), ``GAP`` if events are missing before it, ``CONTROL`` if it
-        is no event, None if it was applied already."""
+    def receive(self, text: str) -> Applied | Gap | None:
+        """An event published on the race's channel: applied if it is the next one
+        (:class:`Applied`), ``GAP`` if events are missing before it, None if it was
+        applied already. A text that is no event raises the codec's error."""
         # Most events reaching the process that appended them were applied
         # already: their seq alone says so, without parsing them.
         seq = self.codec.seq_of(text)
-        if seq is None:
-            return CONTROL
+        if seq is None:  # not as brokers lay events out: read it whole
+            seq = self.codec.decode_logged(text).seq
         if seq <= self.race.seq:
             return None
         if seq > self.race.seq + 1:

@@ -36,11 +36,10 @@ from starlette.routing import BaseRoute, Route
 from ..broker.accounts import AccountStore
 from ..race import accounts as a
 from ..race import daily as d
-from ..race.errors import ProtocolError
+from ..race.errors import Refused
 from ..race.ids import secret_hash
 from .hub import RaceHub, now_ms
 from .limits import address_key
-from .refusals import Refused
 
 if TYPE_CHECKING:
     from .services import Server
@@ -53,12 +52,6 @@ CEREMONY_S = 300.0  # a passkey ceremony's challenge lives this long
 CELLS = (4, 2, 1)
 HISTORY_SHOWN = 20
 TOP_MAX = 100
-
-
-def _answer(refused: Refused) -> JSONResponse:
-    return JSONResponse(
-        {"error": {"code": refused.code, "reason": refused.reason}}, status_code=refused.status
-    )
 
 
 def _new_id() -> str:
@@ -163,12 +156,12 @@ class Accounts:
         # is saved: a crash in between frees them again instead of holding them for ever.
         pending = self.pending_s
         if not await self.store.claim_name(name_key, account_id, pending):
-            raise Refused(409, "name_taken", f"{name!r} is taken (or looks like a name taken)")
+            raise Refused("name_taken", f"{name!r} is taken (or looks like a name taken)")
         if passkey is not None and not await self.store.claim_credential(
             passkey["id"], account_id, pending
         ):
             await self.store.release_name(name_key)
-            raise Refused(409, "passkey_taken", "that passkey belongs to an account already")
+            raise Refused("passkey_taken", "that passkey belongs to an account already")
         daily_key = hashlib.sha256(f"account:{account_id}".encode()).hexdigest()
         # A guest's key, claimed once: its dailies and streak become the account's.
         if key_hash is not None and await self.store.claim_guest_key(key_hash, account_id):
@@ -194,7 +187,7 @@ class Accounts:
             await self.store.failures("acct", name_key) >= s.signin_fails_per_account
             or await self.store.failures("addr", address) >= s.signin_fails_per_address
         ):
-            raise Refused(429, "too_many_attempts", "too many sign-in attempts; try again later")
+            raise Refused("too_many_attempts", "too many sign-in attempts; try again later")
 
     async def count_failure(self, name_key: str, address: str) -> None:
         window = a.SIGNIN_WINDOW_S
@@ -310,17 +303,13 @@ async def _body(request: Request, fields: set[str]) -> dict[str, Any]:
 
 
 def _guarded(handler: Any, *, changes: bool = True) -> Any:
-    """Refusals answered as JSON; a state-changing request needs our own ``Origin``."""
+    """A state-changing request needs our own ``Origin`` (refusals are answered by the
+    app's handlers, as every route's)."""
 
     async def wrapped(request: Request) -> Response:
-        try:
-            if changes and not _accounts(request).same_origin(request):
-                raise Refused(403, "bad_origin", "this request must come from this site's pages")
-            response: Response = await handler(request)
-        except Refused as refused:
-            return _answer(refused)
-        except ProtocolError as refused:
-            return _answer(Refused(400, refused.code, refused.reason))
+        if changes and not _accounts(request).same_origin(request):
+            raise Refused("bad_origin", "this request must come from this site's pages")
+        response: Response = await handler(request)
         return response
 
     wrapped.__name__ = handler.__name__
@@ -346,7 +335,7 @@ def _me(account: dict[str, Any]) -> dict[str, Any]:
 async def _signed_in(request: Request) -> dict[str, Any]:
     account = await _accounts(request).account_of(request)
     if account is None:
-        raise Refused(401, "signed_out", "sign in first")
+        raise Refused("signed_out", "sign in first")
     return account
 
 
@@ -358,7 +347,7 @@ async def sign_up(request: Request) -> Response:
     password = a.check_password(data.get("password"))
     player_key = _player_key(data.get("player_key"))
     if not await accounts.server.addresses.may_create(_address(request)):
-        raise Refused(429, "too_many_accounts", "too many accounts made from this address")
+        raise Refused("too_many_accounts", "too many accounts made from this address")
     key_hash = None if player_key is None else secret_hash(player_key)
     account = await accounts.create(name, password=password, key_hash=key_hash)
     response = JSONResponse(_me(account), status_code=201)
@@ -372,10 +361,10 @@ async def sign_in(request: Request) -> Response:
     data = await _body(request, {"name", "password"})
     raw_name, password = data.get("name"), data.get("password")
     if not isinstance(raw_name, str) or not isinstance(password, str):
-        raise Refused(400, "bad_message", "name and password are text")
+        raise Refused("bad_message", "name and password are text")
     try:
         key = a.account_key(a.account_name(raw_name))
-    except ProtocolError:
+    except Refused:
         key = hashlib.sha256(raw_name.encode("utf-8", "replace")).hexdigest()[:32]
     address = _address(request)
     await accounts.check_signin_limits(key, address)
@@ -386,7 +375,7 @@ async def sign_in(request: Request) -> Response:
     )
     if account is None or not good:
         await accounts.count_failure(key, address)
-        raise Refused(401, "bad_credentials", "wrong name or password")
+        raise Refused("bad_credentials", "wrong name or password")
     response = JSONResponse(_me(account))
     await accounts.open_session(response, account)
     return response
@@ -416,7 +405,7 @@ async def change_password(request: Request) -> Response:
         if not isinstance(current, str) or not await accounts.verify_password(
             account["password"], current
         ):
-            raise Refused(403, "bad_credentials", "the current password is wrong")
+            raise Refused("bad_credentials", "the current password is wrong")
     account["password"] = await accounts.hash_password(new)
     await accounts.store.save(account)
     return JSONResponse(_me(account))
@@ -428,7 +417,7 @@ async def delete_account(request: Request) -> Response:
     account = await _signed_in(request)
     data = await _body(request, {"name"})
     if data.get("name") != account["name"]:
-        raise Refused(400, "confirm", "send the account's name to confirm")
+        raise Refused("confirm", "send the account's name to confirm")
     await accounts.store.delete(account, a.account_key(account["name"]), list(CELLS))
     response = JSONResponse({"ok": True})
     await accounts.close_session(request, response)
@@ -440,11 +429,11 @@ async def player(request: Request) -> Response:
     accounts = _accounts(request)
     try:
         key = a.account_key(a.account_name(request.path_params["name"]))
-    except ProtocolError:
-        raise Refused(404, "unknown_player", "no such player") from None
+    except Refused:
+        raise Refused("unknown_player", "no such player") from None
     account = await accounts.store.account_by_name(key)
     if account is None:
-        raise Refused(404, "unknown_player", "no such player")
+        raise Refused("unknown_player", "no such player")
     return JSONResponse(await accounts.profile(account))
 
 
@@ -453,7 +442,7 @@ async def ratings(request: Request) -> Response:
     accounts = _accounts(request)
     text = request.query_params.get("cells", "4")
     if text not in ("4", "2", "1"):
-        raise Refused(400, "bad_message", "cells must be 4, 2 or 1")
+        raise Refused("bad_message", "cells must be 4, 2 or 1")
     cells = int(text)
     top = []
     for account_id, shown in await accounts.store.top(cells, TOP_MAX):
@@ -471,7 +460,7 @@ async def race_ratings(request: Request) -> Response:
     accounts = _accounts(request)
     hub = await accounts.server.hubs.get(request.path_params["race_id"])
     if hub is None:
-        raise Refused(404, "unknown_race", "no such race")
+        raise Refused("unknown_race", "no such race")
     race = hub.race
     cells = race.code.cells
     players = []

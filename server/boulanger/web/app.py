@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import Response
@@ -22,7 +23,7 @@ from . import accounts, daily_http, http, passkeys, replays
 from .frames import RawSend
 from .headers import SecurityHeaders
 from .quick import quick_race
-from .refusals import EXCEPTION_HANDLERS, Refused
+from .refusals import EXCEPTION_HANDLERS
 from .services import Server
 from .settings import Settings
 from .socket import race_socket
@@ -30,7 +31,11 @@ from .static import ClientFiles
 
 
 def create_app(settings: Settings | None = None, broker: Broker | None = None) -> Starlette:
-    """Assemble the application: one place for routes, static files and lifespan."""
+    """Assemble the application: one place for routes, static files and lifespan.
+
+    Without ``broker``, the app opens the settings' store and closes it; a
+    ``broker`` given is started and closed by the caller (:class:`Server`).
+    """
     settings = settings or Settings.from_env()
     server = Server(settings, broker)
 
@@ -51,7 +56,7 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
         # Any other address is the client's "nothing here" page (with a 404),
         # except under /api/, whose callers read JSON.
         if request.url.path.startswith("/api/"):
-            raise Refused(404, "http", "Not Found")
+            raise HTTPException(404)  # answered with the code "http", as Starlette's own
         return client.page(request, status_code=404)
 
     routes = [

@@ -26,7 +26,7 @@ from ..broker import Broker, BrokerUnavailable, Store
 from ..broker.daily import DailyStore, daily_channel, parse_published
 from ..engine import GameCode
 from ..race import daily as d
-from ..race.errors import ProtocolError
+from ..race.errors import Refused
 from ..solver import catalog
 from .connection import Connection, send_to_all
 from .hub import Hubs, RaceHub, now_ms
@@ -113,7 +113,7 @@ class Daily:
             return None
         await hub.catch_up()
         if hub.race.over_reason is None and hub.race.decide_over(now_ms()) is not None:
-            with contextlib.suppress(ProtocolError):
+            with contextlib.suppress(Refused):
                 await hub.submit(lambda: hub.race.decide_over(now_ms()))
         if hub.race.over_reason is None:
             return None

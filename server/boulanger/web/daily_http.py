@@ -23,7 +23,7 @@ from .. import codec
 from ..broker import BrokerUnavailable
 from ..race import daily as d
 from ..race import protocol as p
-from ..race.errors import ProtocolError
+from ..race.errors import Refused
 from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.names import clean_name
 from .connection import (
@@ -33,7 +33,6 @@ from .connection import (
 from .daily import LiveLeaderboard
 from .http import json_body, known_fields, may_create
 from .hub import now_ms
-from .refusals import Refused
 from .session import Session, limited_per_address, refuse
 
 if TYPE_CHECKING:
@@ -67,11 +66,11 @@ def _day(text: str) -> date:
     try:
         day = d.parse_date(text)
     except d.DateError as exc:
-        raise Refused(400, "bad_date", str(exc)) from None
+        raise Refused("bad_date", str(exc)) from None
     if day < d.FIRST_DAY:
-        raise Refused(404, "no_daily", f"the daily challenge starts on {d.FIRST_DAY}")
+        raise Refused("no_daily", f"the daily challenge starts on {d.FIRST_DAY}")
     if day > d.today(now_ms()):
-        raise Refused(404, "no_daily", f"the daily challenge of {day} is not out yet")
+        raise Refused("no_daily", f"the daily challenge of {day} is not out yet")
     return day
 
 
@@ -81,17 +80,15 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
         return default
     # The length first: int() of thousands of digits is slow, and refused past 4,300.
     if len(text) > len(str(high)) or not text.isascii() or not text.isdigit():
-        raise Refused(400, "bad_message", f"{name} must be an integer from {low} to {high}")
+        raise Refused("bad_message", f"{name} must be an integer from {low} to {high}")
     if not low <= int(text) <= high:
-        raise Refused(400, "bad_message", f"{name} must be an integer from {low} to {high}")
+        raise Refused("bad_message", f"{name} must be an integer from {low} to {high}")
     return int(text)
 
 
 def _player_key(value: Any) -> str:
     if not isinstance(value, str) or not _PLAYER_KEY.fullmatch(value):
-        raise Refused(
-            400, "bad_player_key", "a player key is 16 to 128 characters: A-Z a-z 0-9 . _ ~ -"
-        )
+        raise Refused("bad_player_key", "a player key is 16 to 128 characters: A-Z a-z 0-9 . _ ~ -")
     return value
 
 
@@ -137,7 +134,7 @@ async def create_attempt(request: Request) -> Response:
         player_key = _player_key(data.get("player_key"))
     name = data.get("name")
     if name is not None:
-        clean_name(name)  # the rules of a join; a ProtocolError is answered as a 400
+        clean_name(name)  # the rules of a join; a Refused is answered as a 400
     await may_create(server, request)
     # Signed in: the account's attempt (one ranked a day, wherever it signs in).
     # A guest's is unranked, unless this server ranks guests (daily_guests_ranked).
@@ -227,13 +224,13 @@ async def game_record(request: Request) -> Response:
     day = _day(request.path_params["date"])
     text = request.path_params["entry_id"]
     if not text.isascii() or not text.isdigit() or len(text) > d.ENTRY_ID_DIGITS:
-        raise Refused(404, "unknown_entry", "no such entry")
+        raise Refused("unknown_entry", "no such entry")
     record = await _server(request).daily.store.game_record(day, int(text))
     if record is None:
-        raise Refused(404, "unknown_entry", "no such entry")
+        raise Refused("unknown_entry", "no such entry")
     if day == d.today(now_ms()):
         # The first winner's record is everyone's solution: public once the day ends.
-        raise Refused(409, "not_yet", "today's game records are public once the day ends")
+        raise Refused("not_yet", "today's game records are public once the day ends")
     return JSONResponse(record)
 
 
@@ -279,7 +276,7 @@ class Watcher(Session):
     def _handle(self, text: str) -> None:
         try:
             message = p.decode(codec.parse_json(text), d.CLIENT_MESSAGES)
-        except ProtocolError as refused:
+        except Refused as refused:
             self.fault(refused.code, refused.reason, ref=refused.ref, action_id=refused.action_id)
             return
         if isinstance(message, p.Ping):

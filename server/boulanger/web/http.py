@@ -1,7 +1,7 @@
 """HTTP endpoints: create races, read snapshots and game records, health.
 
-Handlers refuse by raising :class:`~.refusals.Refused`, answered by the app's
-one set of exception handlers (:mod:`.refusals`).
+Handlers refuse by raising :class:`~boulanger.race.errors.Refused`, answered
+by the app's one set of exception handlers (:mod:`.refusals`).
 """
 
 from __future__ import annotations
@@ -14,26 +14,19 @@ from starlette.routing import BaseRoute, Route
 
 from ..codec import parse_json
 from ..engine import EngineError, GameCode
-from ..race.errors import ProtocolError
+from ..race.errors import Refused
 from ..race.race import FINISHED, Race
 from .hub import now_ms
-from .refusals import Refused
 
 if TYPE_CHECKING:
     from .services import Server
 
 MAX_BODY = 4096
-# The error code of a body refused with each status (the rest: bad_message).
-_BODY_CODES = {413: "too_large", 415: "not_json"}
 
 
 def _server(request: Request) -> Server:
     server: Server = request.app.state.server
     return server
-
-
-def _body_refused(status: int, reason: str) -> Refused:
-    return Refused(status, _BODY_CODES.get(status, "bad_message"), reason)
 
 
 async def healthz(request: Request) -> Response:
@@ -54,28 +47,28 @@ async def json_body(request: Request) -> dict[str, Any]:
     """
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
-        raise _body_refused(415, "send the body as Content-Type: application/json")
+        raise Refused("not_json", "send the body as Content-Type: application/json")
     length = request.headers.get("content-length")
     if length is not None and not (length.isascii() and length.isdigit()):
-        raise _body_refused(400, "Content-Length is not a number")
+        raise Refused("bad_message", "Content-Length is not a number")
     if length is not None and (len(length) > 12 or int(length) > MAX_BODY):
-        raise _body_refused(413, f"the body is over {MAX_BODY} bytes")
+        raise Refused("too_large", f"the body is over {MAX_BODY} bytes")
     chunks = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_BODY:
-            raise _body_refused(413, f"the body is over {MAX_BODY} bytes")
+            raise Refused("too_large", f"the body is over {MAX_BODY} bytes")
         chunks.append(chunk)
     body = b"".join(chunks)
     try:
         data = parse_json(body or b"{}")
-    except ProtocolError:
-        raise _body_refused(400, "the body is not JSON") from None
+    except Refused:
+        raise Refused("bad_message", "the body is not JSON") from None
     if not isinstance(data, dict):
-        raise _body_refused(400, "the body must be a JSON object")
+        raise Refused("bad_message", "the body must be a JSON object")
     if not _encodable(data):
-        raise _body_refused(400, "the body has text that is not valid Unicode")
+        raise Refused("bad_message", "the body has text that is not valid Unicode")
     return data
 
 
@@ -98,14 +91,14 @@ def known_fields(data: dict[str, Any], *known: str) -> None:
     """Refuse a body with fields other than ``known``."""
     unknown = set(data) - set(known)
     if unknown:
-        raise Refused(400, "bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
+        raise Refused("bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
 
 
 def cells_of(data: dict[str, Any]) -> int:
     """The body's ``cells`` (4 when absent): 4, 2 or 1."""
     cells = data.get("cells", 4)
     if cells not in (4, 2, 1) or isinstance(cells, bool):
-        raise Refused(400, "bad_message", "cells must be 4, 2 or 1")
+        raise Refused("bad_message", "cells must be 4, 2 or 1")
     return int(cells)
 
 
@@ -113,14 +106,12 @@ async def may_create(server: Server, request: Request) -> None:
     """Refuse the request when its address has created too many races lately."""
     address = request.client.host if request.client else "?"
     if not await server.addresses.may_create(address):
-        raise Refused(
-            429, "too_many_races", "too many races created from this address; wait a minute"
-        )
+        raise Refused("too_many_races", "too many races created from this address; wait a minute")
 
 
 def no_deal(cells: int) -> Refused:
     """The refusal when the catalog has no winnable deal for ``cells``."""
-    return Refused(503, "no_deal", f"no proven-winnable deal with {cells} cells is available")
+    return Refused("no_deal", f"no proven-winnable deal with {cells} cells is available")
 
 
 async def create_race(request: Request) -> Response:
@@ -131,18 +122,18 @@ async def create_race(request: Request) -> Response:
     practice = data.get("practice", False)
     open_boards = data.get("open_boards", False)
     if not isinstance(practice, bool) or not isinstance(open_boards, bool):
-        raise Refused(400, "bad_message", "practice and open_boards must be true or false")
+        raise Refused("bad_message", "practice and open_boards must be true or false")
     code = None
     if "code" in data:
         try:
             code = GameCode.parse(data["code"])
         except EngineError as exc:
-            raise Refused(400, "bad_code", str(exc)) from None
+            raise Refused("bad_code", str(exc)) from None
         if "cells" in data and data["cells"] != code.cells:
-            raise Refused(400, "bad_message", "cells disagrees with the game code")
+            raise Refused("bad_message", "cells disagrees with the game code")
         if code.deal == server.daily.deal_today():
             # The same layout with any number of cells: it stays secret all day.
-            raise Refused(400, "daily_deal", "that is today's daily deal; it opens tomorrow")
+            raise Refused("daily_deal", "that is today's daily deal; it opens tomorrow")
     cells = cells_of(data) if code is None else code.cells
     await may_create(server, request)
     try:
@@ -167,7 +158,7 @@ async def race_snapshot(request: Request) -> Response:
     """``GET /api/races/{race_id}``: the race as a spectator sees it."""
     race = await _race(request)
     if race is None:
-        raise Refused(404, "unknown_race", "no such race")
+        raise Refused("unknown_race", "no such race")
     return JSONResponse(race.snapshot(now_ms()))
 
 
@@ -175,14 +166,14 @@ async def race_record(request: Request) -> Response:
     """``GET /api/races/{race_id}/records/{player_id}``: a game record, once the race is over."""
     race = await _race(request)
     if race is None:
-        raise Refused(404, "unknown_race", "no such race")
+        raise Refused("unknown_race", "no such race")
     player_id = request.path_params["player_id"]
     if player_id not in race.players:
-        raise Refused(404, "unknown_player", "no player with that id in this race")
+        raise Refused("unknown_player", "no player with that id in this race")
     if race.state(now_ms()) != FINISHED:
-        raise Refused(409, "race_running", "game records are public once the race is over")
+        raise Refused("race_running", "game records are public once the race is over")
     if race.meta.daily is not None and race.code_hidden(now_ms()):
-        raise Refused(409, "not_yet", "records of today's daily deal are public once the day ends")
+        raise Refused("not_yet", "records of today's daily deal are public once the day ends")
     return JSONResponse(race.record(player_id))
 
 

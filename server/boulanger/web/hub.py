@@ -7,6 +7,10 @@ fans each event out to the race's connections in this process, encoded once.
 Local requests go through :meth:`RaceHub.submit`: decide against the replica,
 append to the log if nobody appended meanwhile, apply. The hub owns what
 waits: locks, timers, broker calls and sending.
+
+:class:`Hubs` holds a process's hubs, and listens to the deployment's control
+channel once for all of them: a kick (a player joined again, maybe in another
+process) closes that player's other connections here.
 """
 
 from __future__ import annotations
@@ -21,10 +25,10 @@ from typing import Any
 from .. import codec
 from ..broker import AppendRefused, Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
-from ..race.errors import ProtocolError
+from ..race.errors import Refused
 from ..race.events import Event, Logged
 from ..race.race import Duplicate, Race, RaceMeta
-from ..race.replica import CONTROL, GAP, RECENT_EVENTS, Applied, Replica
+from ..race.replica import GAP, RECENT_EVENTS, Applied, Replica
 from .connection import CLOSE_REPLACED, CLOSE_TRY_AGAIN, Connection, send_to_all
 
 log = logging.getLogger(__name__)
@@ -90,14 +94,16 @@ class RaceHub:
     # -- listener --------------------------------------------------------
 
     def on_message(self, data: str) -> None:
-        """A text published on the race's channel: its replica says what it is."""
-        received = self.replica.receive(data)
+        """An event published on the race's channel: its replica says what to do."""
+        try:
+            received = self.replica.receive(data)
+        except ValueError:  # no event: nothing else goes on a race's channel
+            log.warning("race %s: dropped a text that is no event: %.100r", self.race_id, data)
+            return
         if isinstance(received, Applied):
             self._applied(received)
         elif received is GAP:
             self.on_resync()
-        elif received is CONTROL:
-            self._control(data)
 
     def on_resync(self) -> None:
         """Messages may be lost: read the log (once at a time, until the broker answers)."""
@@ -158,14 +164,6 @@ class RaceHub:
         self._arm_timer()
         self._check_over()
 
-    def _control(self, data: str) -> None:
-        kick = codec.decode_control(data)
-        if kick is not None:
-            # The same player connected again elsewhere: drop this connection.
-            for conn in list(self.connections):
-                if conn.player_id == kick.player_id and conn.nonce != kick.keep:
-                    conn.close(CLOSE_REPLACED)
-
     # -- applying --------------------------------------------------------
 
     def _applied(self, applied: Applied) -> None:
@@ -221,7 +219,7 @@ class RaceHub:
             log.exception("race %s: on-over hook failed", self.race_id)
 
     async def _finish(self) -> None:
-        with contextlib.suppress(ProtocolError, BrokerUnavailable):
+        with contextlib.suppress(Refused, BrokerUnavailable):
             await self.submit(lambda: self.race.decide_over(now_ms()))
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
@@ -244,7 +242,7 @@ class RaceHub:
         players of a race have their appends in flight together (each append
         is a round trip to Redis). Other decisions wait for each other.
 
-        Raises :class:`ProtocolError` (the decision's refusal, or ``try_again``
+        Raises :class:`Refused` (the decision's refusal, or ``try_again``
         when the broker is unreachable).
         """
         lock = self.lock
@@ -288,10 +286,10 @@ class RaceHub:
                         await self._until_applied(seq)  # others' events came first
                     return logged
                 except BrokerUnavailable:
-                    raise ProtocolError(
+                    raise Refused(
                         "try_again", "the server cannot record actions right now; send it again"
                     ) from None
-            raise ProtocolError("try_again", "the race is busy; send it again")
+            raise Refused("try_again", "the race is busy; send it again")
 
     async def _durable(self, seq: int, ours: Callable[[Logged], bool]) -> None:
         """Before acknowledging an event found applied (a retried action), make sure
@@ -352,13 +350,17 @@ class RaceHub:
 
     async def kick_others(self, conn: Connection) -> None:
         """Close this player's other connections, in every process."""
-        for other in list(self.connections):
-            if other is not conn and other.player_id == conn.player_id:
-                other.close(CLOSE_REPLACED)
         assert conn.player_id is not None
-        kick = codec.encode_kick(codec.Kick(conn.player_id, conn.nonce))
+        kick = codec.Kick(self.race_id, conn.player_id, conn.nonce)
+        self.kicked(kick)  # here at once; other processes by the control channel
         with contextlib.suppress(BrokerUnavailable):
-            await self.broker.publish(self.channel, kick)
+            await self.broker.publish_control(codec.encode_kick(kick))
+
+    def kicked(self, kick: codec.Kick) -> None:
+        """Close the kicked player's connections here, but the one it keeps."""
+        for conn in list(self.connections):
+            if conn.player_id == kick.player_id and conn.nonce != kick.keep:
+                conn.close(CLOSE_REPLACED)
 
     def missed_since(self, last_seq: int, most: int = RECENT_EVENTS) -> list[str] | None:
         """Encoded events after ``last_seq``; None when they are more than ``most`` or gone."""
@@ -366,7 +368,8 @@ class RaceHub:
 
 
 class Hubs:
-    """This process's hubs, opened on demand and closed when idle."""
+    """This process's hubs, opened on demand and closed when idle; the listener of
+    the deployment's control channel (one subscription for every race)."""
 
     def __init__(self, broker: Broker, idle_s: float, on_over: OverHook | None = None) -> None:
         self.broker = broker
@@ -377,6 +380,23 @@ class Hubs:
 
     def __len__(self) -> int:
         return len(self._hubs)
+
+    async def start(self) -> None:
+        """Listen to the control channel (the broker started)."""
+        await self.broker.subscribe_control(self)
+
+    def on_message(self, data: str) -> None:
+        """A control message: a kick closes connections of its race's hub here, if any."""
+        kick = codec.decode_control(data)
+        if kick is None:
+            log.warning("dropped a control message of no known kind: %.100r", data)
+            return
+        hub = self._hubs.get(kick.race_id)
+        if hub is not None:
+            hub.kicked(kick)
+
+    def on_resync(self) -> None:
+        """Control messages may have been lost: there is nothing to read them back from."""
 
     async def get(self, race_id: str) -> RaceHub | None:
         """The hub of ``race_id``, opened if needed; None for a race that does not exist."""
@@ -413,7 +433,8 @@ class Hubs:
                 await hub.close()
 
     async def close(self) -> None:
-        """Close every hub of this process."""
+        """Stop listening to the control channel; close every hub of this process."""
+        await self.broker.unsubscribe_control(self)
         for hub in list(self._hubs.values()):
             await hub.close()
         self._hubs.clear()

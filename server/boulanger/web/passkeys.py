@@ -34,6 +34,7 @@ from webauthn.helpers.structs import (
 )
 
 from ..race import accounts as a
+from ..race.errors import Refused
 from ..race.ids import secret_hash
 from .accounts import (
     CEREMONY_S,
@@ -48,7 +49,6 @@ from .accounts import (
     _signed_in,
     host_of,
 )
-from .refusals import Refused
 
 RP_NAME = "Boulanger"
 
@@ -65,10 +65,10 @@ async def _finish(request: Request, kind: str) -> tuple[Accounts, dict[str, Any]
     data = await _body(request, {"ceremony", "credential"})
     ceremony, credential = data.get("ceremony"), data.get("credential")
     if not isinstance(ceremony, str) or len(ceremony) > 100 or not isinstance(credential, dict):
-        raise Refused(400, "bad_message", "send the ceremony and the credential")
+        raise Refused("bad_message", "send the ceremony and the credential")
     found = await accounts.store.take_ceremony(secret_hash(ceremony))
     if found is None or found.get("kind") != kind:
-        raise Refused(400, "bad_ceremony", "that passkey request is unknown or over; start again")
+        raise Refused("bad_ceremony", "that passkey request is unknown or over; start again")
     return accounts, found, credential
 
 
@@ -103,7 +103,7 @@ def _verified_passkey(
             expected_origin=origin,
         )
     except (WebAuthnException, ValueError, KeyError, TypeError) as error:
-        raise Refused(400, "bad_passkey", f"the passkey was not accepted: {error}") from None
+        raise Refused("bad_passkey", f"the passkey was not accepted: {error}") from None
     return {
         "id": bytes_to_base64url(verified.credential_id),
         "public_key": bytes_to_base64url(verified.credential_public_key),
@@ -118,7 +118,7 @@ async def signup_options(request: Request) -> Response:
     name = a.account_name(data.get("name"))
     player_key = _player_key(data.get("player_key"))
     if await accounts.store.account_by_name(a.account_key(name)) is not None:
-        raise Refused(409, "name_taken", f"{name!r} is taken (or looks like a name taken)")
+        raise Refused("name_taken", f"{name!r} is taken (or looks like a name taken)")
     account_id = _new_id()
     options = _registration(accounts, request, name, account_id, [])
     ceremony = {
@@ -135,7 +135,7 @@ async def signup(request: Request) -> Response:
     accounts, found, credential = await _finish(request, "signup")
     passkey = _verified_passkey(accounts, request, found, credential)
     if not await accounts.server.addresses.may_create(_address(request)):
-        raise Refused(429, "too_many_accounts", "too many accounts made from this address")
+        raise Refused("too_many_accounts", "too many accounts made from this address")
     account = await accounts.create(
         found["name"],
         password=None,
@@ -175,7 +175,7 @@ async def signin(request: Request) -> Response:
     origin = accounts.origin_of(request)
     try:
         if account is None or passkey is None:
-            raise Refused(401, "bad_credentials", "that passkey is not known here")
+            raise Refused("bad_credentials", "that passkey is not known here")
         verified = verify_authentication_response(
             credential=credential,
             expected_challenge=base64url_to_bytes(found["challenge"]),
@@ -186,7 +186,7 @@ async def signin(request: Request) -> Response:
         )
     except (WebAuthnException, ValueError, KeyError, TypeError, Refused):
         await accounts.count_failure(key, address)
-        raise Refused(401, "bad_credentials", "that passkey was not accepted") from None
+        raise Refused("bad_credentials", "that passkey was not accepted") from None
     assert account is not None and passkey is not None
     passkey["sign_count"] = verified.new_sign_count
     await accounts.store.save(account)
@@ -210,10 +210,10 @@ async def add(request: Request) -> Response:
     account = await _signed_in(request)
     accounts, found, credential = await _finish(request, "add")
     if found["account_id"] != account["id"]:
-        raise Refused(400, "bad_ceremony", "that passkey request is another account's")
+        raise Refused("bad_ceremony", "that passkey request is another account's")
     passkey = _verified_passkey(accounts, request, found, credential)
     if not await accounts.store.claim_credential(passkey["id"], account["id"]):
-        raise Refused(409, "passkey_taken", "that passkey belongs to an account already")
+        raise Refused("passkey_taken", "that passkey belongs to an account already")
     account["passkeys"].append(passkey)
     await accounts.store.save(account)
     return JSONResponse(_me(account))

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..broker import BrokerUnavailable
-from ..race.errors import ProtocolError
+from ..race.errors import Refused
 from ..race.quick import QuickQueue, QuickRace, start_event
 from .http import cells_of, json_body, known_fields, may_create, no_deal
 from .hub import now_ms
@@ -83,7 +83,7 @@ class QuickRaces:
             self.queue.started(race)  # nobody else came: it stops taking newcomers
             return
         if self.queue.should_start(race, len(hub.race.players), now):
-            with contextlib.suppress(ProtocolError):
+            with contextlib.suppress(Refused):
                 await hub.submit(lambda: start_event(hub.race, now_ms()))
             self.queue.started(race)
 

@@ -1,11 +1,12 @@
-"""HTTP refusals: one exception, one way to answer it.
+"""Refusals answered over HTTP: the status of each code, and one way to answer.
 
-A handler refuses a request by raising :class:`Refused` (an HTTP status, a
-stable error code as listed in docs/protocol.md, a reason for people); the
-app's exception handlers (:data:`EXCEPTION_HANDLERS`) answer every refusal
-the same way: ``{"error": {"code": ..., "reason": ...}}``. A race logic
-refusal (:class:`~boulanger.race.errors.ProtocolError`) raised in an HTTP
-handler is answered as a 400 with its code; an unreachable store as 503.
+A handler refuses a request by raising :class:`~boulanger.race.errors.Refused`
+(a stable error code as listed in docs/protocol.md, a reason for people), as
+the race logic does; the app's exception handlers (:data:`EXCEPTION_HANDLERS`)
+answer every refusal the same way, ``{"error": {"code": ..., "reason": ...}}``,
+with the status :data:`HTTP_STATUS` gives its code (400 for the rest). An
+unreachable store is answered 503 ``try_again``; Starlette's own errors
+(405, a 404 under ``/api/``) keep their status, with the code ``http``.
 """
 
 from __future__ import annotations
@@ -17,17 +18,41 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..broker import BrokerUnavailable
-from ..race.errors import ProtocolError
+from ..race.errors import Refused
+
+# The status of each code an HTTP request may be refused with (docs/protocol.md,
+# "HTTP"); any other code (bad_message, bad_name, a race's) is a 400.
+HTTP_STATUS: dict[str, int] = {
+    "signed_out": 401,
+    "bad_credentials": 401,
+    "bad_origin": 403,
+    "unknown_race": 404,
+    "unknown_player": 404,
+    "unknown_entry": 404,
+    "no_daily": 404,
+    "no_client": 404,
+    "race_running": 409,
+    "name_taken": 409,
+    "passkey_taken": 409,
+    "not_yet": 409,
+    "too_large": 413,
+    "not_json": 415,
+    "too_many_races": 429,
+    "too_many_accounts": 429,
+    "too_many_attempts": 429,
+    "no_deal": 503,
+    "try_again": 503,
+}
+# Where a code means something else: signed in, a wrong current password is
+# forbidden (403), not an unknown sign-in (401).
+HTTP_STATUS_AT: dict[tuple[str, str], int] = {
+    ("/api/me/password", "bad_credentials"): 403,
+}
 
 
-class Refused(Exception):
-    """An HTTP request refused with ``status``, a stable ``code`` and a human ``reason``."""
-
-    def __init__(self, status: int, code: str, reason: str) -> None:
-        super().__init__(f"{status} {code}: {reason}")
-        self.status = status
-        self.code = code
-        self.reason = reason
+def http_status(refused: Refused, path: str) -> int:
+    """The HTTP status of a refusal of a request to ``path``."""
+    return HTTP_STATUS_AT.get((path, refused.code)) or HTTP_STATUS.get(refused.code, 400)
 
 
 def error(status: int, code: str, reason: str) -> JSONResponse:
@@ -35,14 +60,14 @@ def error(status: int, code: str, reason: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "reason": reason}}, status_code=status)
 
 
+def answer(request: Request, refused: Refused) -> JSONResponse:
+    """The answer to ``request``, refused."""
+    return error(http_status(refused, request.url.path), refused.code, refused.reason)
+
+
 async def _refused(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Refused)
-    return error(exc.status, exc.code, exc.reason)
-
-
-async def _protocol_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ProtocolError)
-    return error(400, exc.code, exc.reason)
+    return answer(request, exc)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -56,7 +81,6 @@ async def _unavailable(request: Request, exc: Exception) -> Response:
 
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     Refused: _refused,
-    ProtocolError: _protocol_error,
     HTTPException: _http_error,
     BrokerUnavailable: _unavailable,
 }

@@ -26,9 +26,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ..race.errors import Refused
 from ..race.replay import play_back, text_lines
 from . import daily_http, http
-from .refusals import Refused
 
 if TYPE_CHECKING:
     from .services import Server
@@ -144,7 +144,7 @@ def _review(fetch: Fetch) -> Fetch:
         except Exception:  # the solver process failed (or was stopped): nothing is kept
             log.exception("review of %s failed", request.url.path)
             raise Refused(
-                503, "try_again", "the solver cannot review this game now; try again"
+                "try_again", "the solver cannot review this game now; try again"
             ) from None
         return JSONResponse(review)
 

@@ -34,10 +34,15 @@ FULL_COLLECTION_SWEEPS = 10  # every 5 minutes
 
 class Server:
     """Everything one server process holds: broker, hubs, daily challenge, limits,
-    solver pool and quick races; made once by :func:`boulanger.web.app.create_app`."""
+    solver pool and quick races; made once by :func:`boulanger.web.app.create_app`.
+
+    A ``broker`` given is the caller's, started before and closed after: apps
+    that share one in a process stand for processes sharing a deployment's.
+    """
 
     def __init__(self, settings: Settings, broker: Broker | None = None) -> None:
         self.settings = settings
+        self._own_broker = broker is None
         retention = settings.daily_retention_days
         store = (
             open_store(settings.broker_url, settings.replica_wait, retention)
@@ -64,8 +69,10 @@ class Server:
         self._sweeper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Connect the broker, start the limits and the sweep of idle hubs."""
-        await self.broker.start()
+        """Connect the broker, start the hubs, the limits and the sweep of idle hubs."""
+        if self._own_broker:
+            await self.broker.start()
+        await self.hubs.start()
         await self.addresses.start()
         self._sweeper = asyncio.create_task(self._sweep_loop())
 
@@ -80,7 +87,8 @@ class Server:
         await self.hubs.close()
         await self.daily.close()  # daily challenge
         await self.addresses.close()
-        await self.broker.close()
+        if self._own_broker:
+            await self.broker.close()
         self.solver.close()
 
     async def _race_over(self, hub: RaceHub) -> None:

@@ -20,6 +20,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .. import codec
 from ..race import protocol as p
+from ..race.errors import Refused
 from .connection import (
     CLOSE_GOING_AWAY,
     CLOSE_IDLE,
@@ -104,6 +105,15 @@ class Session:
     ) -> None:
         """Answer with ``error``, echoing the refused message's ``ref`` and ``action_id``."""
         self.conn.send(codec.encode(p.Error(code, reason, action_id, ref=ref)))
+
+    def refuse(
+        self, refused: Refused, *, ref: str | None = None, action_id: str | None = None
+    ) -> None:
+        """Answer a refused request: ``reject`` for an action (``action_id``), else ``error``."""
+        if action_id is not None:
+            self.conn.send(codec.encode(p.Reject(action_id, refused.code, refused.reason, ref=ref)))
+        else:
+            self.error(refused.code, refused.reason, ref=ref)
 
     def fault(
         self,

@@ -17,7 +17,7 @@ from starlette.websockets import WebSocket
 from .. import codec
 from ..broker import BrokerUnavailable
 from ..race import protocol as p
-from ..race.errors import ProtocolError
+from ..race.errors import Refused
 from ..race.events import Acted
 from ..race.ids import new_player_id, new_secret
 from ..race.race import Duplicate
@@ -90,18 +90,15 @@ class RaceSession(Session):
     async def handle(self, text: str) -> None:
         try:
             message = codec.decode_client(text)
-        except ProtocolError as error:
+        except Refused as error:
             self.fault(error.code, error.reason, ref=error.ref, action_id=error.action_id)
             return
         action_id = getattr(message, "action_id", None)
         ref = message.ref
         try:
             await self._dispatch(message)
-        except ProtocolError as error:
-            if action_id is not None:
-                self.conn.send(codec.encode(p.Reject(action_id, error.code, error.reason, ref=ref)))
-            else:
-                self.error(error.code, error.reason, ref=ref)
+        except Refused as refused:
+            self.refuse(refused, ref=ref, action_id=action_id)
         except Exception:
             log.exception(
                 "race %s player %s: %s failed",
@@ -109,11 +106,8 @@ class RaceSession(Session):
                 self.conn.player_id,
                 message.type,
             )
-            if action_id is not None:
-                reject = p.Reject(action_id, "internal", "unexpected server error", ref=ref)
-                self.conn.send(codec.encode(reject))
-            else:
-                self.error("internal", "unexpected server error", ref=ref)
+            internal = Refused("internal", "unexpected server error")
+            self.refuse(internal, ref=ref, action_id=action_id)
 
     async def _dispatch(self, message: p.Message) -> None:
         conn = self.conn
@@ -126,7 +120,7 @@ class RaceSession(Session):
             await self._join(message)
             return
         if conn.role is None:
-            raise ProtocolError("not_joined", "the first message must be join")
+            raise Refused("not_joined", "the first message must be join")
         race = self.hub.race
         if isinstance(message, p.Resync):
             self._resync(message.last_seq, message.ref)
@@ -141,11 +135,11 @@ class RaceSession(Session):
         elif isinstance(message, p.HintRequest):
             await self._hint(message.ref)
         else:  # pragma: no cover - every client type is handled above
-            raise ProtocolError("unknown_type", f"unexpected {message.type}")
+            raise Refused("unknown_type", f"unexpected {message.type}")
 
     def _player_id(self) -> str:
         if self.conn.role is not Role.PLAYER or self.conn.player_id is None:
-            raise ProtocolError("spectator", "spectators cannot act")
+            raise Refused("spectator", "spectators cannot act")
         return self.conn.player_id
 
     # -- join and resync ---------------------------------------------------
@@ -154,12 +148,12 @@ class RaceSession(Session):
         conn, hub = self.conn, self.hub
         race = hub.race
         if conn.role is not None:
-            raise ProtocolError("already_joined", "this connection has joined already")
+            raise Refused("already_joined", "this connection has joined already")
         token: str | None
         if Role(message.role) is Role.SPECTATOR:
             if race.meta.daily is not None and race.code_hidden(now_ms()):
                 # Watching would show today's deal before one's own attempt.
-                raise ProtocolError("not_yet", "a daily attempt can be watched once its day ends")
+                raise Refused("not_yet", "a daily attempt can be watched once its day ends")
             conn.role, token = Role.SPECTATOR, None
         elif message.token is not None:
             # This process's copy of the race may lag the log (events come by
@@ -168,11 +162,11 @@ class RaceSession(Session):
             try:
                 await hub.catch_up()
             except BrokerUnavailable:
-                raise ProtocolError("try_again", "the race cannot be read right now") from None
+                raise Refused("try_again", "the race cannot be read right now") from None
             race = hub.race  # rebuilt meanwhile, if a failover lost events applied here
             player = race.player_by_token(message.token)
             if player is None:
-                raise ProtocolError("bad_token", "no player of this race has that token")
+                raise Refused("bad_token", "no player of this race has that token")
             conn.role, conn.player_id = Role.PLAYER, player.player_id
             token = message.token
             await hub.kick_others(conn)
@@ -258,7 +252,7 @@ class RaceSession(Session):
             conn.watching = None
             return
         if player_id not in race.players:
-            raise ProtocolError("unknown_player", "no player with that id in this race")
+            raise Refused("unknown_player", "no player with that id in this race")
         refusal = race.watch_refusal(conn.player_id, player_id, now_ms())
         if refusal is not None:
             raise refusal
@@ -277,7 +271,7 @@ class RaceSession(Session):
         # A rematch is a race created by the host: it counts against their address.
         address = self.websocket.client.host if self.websocket.client else "?"
         if not await self.server.addresses.may_create(address):
-            raise ProtocolError("too_many_races", "too many races created from this address")
+            raise Refused("too_many_races", "too many races created from this address")
         # The new race takes the old host key: the host's client already holds it.
         created = await self.server.create_race(
             cells=race.code.cells,
@@ -294,9 +288,9 @@ class RaceSession(Session):
         race = self.hub.race
         player_id = self._player_id()
         if not race.meta.practice:
-            raise ProtocolError("no_hints", "hints are only for practice games")
+            raise Refused("no_hints", "hints are only for practice games")
         if race.code.deal == self.server.daily.deal_today():
-            raise ProtocolError("daily_deal", "no hints on today's daily deal until the day ends")
+            raise Refused("daily_deal", "no hints on today's daily deal until the day ends")
         record = race.players[player_id].game.record()
         result, move = await self.server.hint(record)
         self.conn.send(codec.encode(p.HintResult(result, move, ref=ref)))

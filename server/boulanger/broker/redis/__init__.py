@@ -8,7 +8,8 @@
 - :mod:`.daily`: :class:`RedisDailyStore`, the daily challenge in Redis.
 """
 
-from .broker import CONTROL_CHANNEL, REPLICA_WAIT_MS, RedisBroker
+from ..base import CONTROL_CHANNEL
+from .broker import REPLICA_WAIT_MS, RedisBroker
 from .daily import RedisDailyStore
 from .scripts import (
     APPEND_SCRIPT,

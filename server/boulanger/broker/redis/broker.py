@@ -32,7 +32,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..accounts import KeyValue, RedisKeyValue
-from ..base import AppendRefused, Broker, Condition, Listener
+from ..base import CONTROL_CHANNEL, AppendRefused, Broker, Condition, Listener
 from ..daily import DailyStore
 from ..errors import redis_errors
 from ..resp import encode_command
@@ -53,10 +53,6 @@ from .subscriber import Subscription
 log = logging.getLogger(__name__)
 
 REPLICA_WAIT_MS = 1000  # how long an append waits for its replicas before it is refused
-
-# Always subscribed: a RESP2 connection with no subscription left would drop
-# out of subscribed mode, and SUBSCRIBE needs a channel to open with.
-CONTROL_CHANNEL = "bk:control"
 
 
 class RedisBroker(Broker):
@@ -101,7 +97,10 @@ class RedisBroker(Broker):
             wait_ms=min(replica_wait_ms, int(append_timeout * 500)),
             scripts=(APPEND_SCRIPT,),
         )
-        # Pub/sub on a connection of its own (see Subscription).
+        # Pub/sub on a connection of its own (see Subscription). The control
+        # channel is always subscribed: a RESP2 connection with no subscription
+        # left would drop out of subscribed mode, and SUBSCRIBE needs a channel
+        # to open with. It is a plain channel here, as every race's is.
         self._listeners: dict[str, set[Listener]] = {}
         self._subscription = Subscription(
             self._endpoint,
