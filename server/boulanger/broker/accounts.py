@@ -368,6 +368,10 @@ class AccountStore:
     async def account(self, account_id: str) -> dict[str, Any] | None:
         return _load(await self.kv.get(f"bk:acct:{{{account_id}}}"))
 
+    async def exists(self, account_id: str) -> bool:
+        """Whether the account is there (False once deleted)."""
+        return await self.kv.get(f"bk:acct:{{{account_id}}}") is not None
+
     async def save(self, account: dict[str, Any]) -> None:
         await self.kv.set(f"bk:acct:{{{account['id']}}}", _dump(account))
 

@@ -21,6 +21,7 @@ from typing import Any
 from .. import codec
 from ..broker import AppendRefused, Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
+from ..race.accounts import DELETED
 from ..race.errors import ProtocolError
 from ..race.events import Event, Logged
 from ..race.race import Duplicate, Race, RaceMeta
@@ -43,6 +44,17 @@ def now_ms() -> int:
 OverHook = Callable[["RaceHub"], Awaitable[None]]
 
 
+def shown(snapshot: dict[str, Any], deleted: frozenset[str]) -> dict[str, Any]:
+    """``snapshot`` with the names of the ``deleted`` players' accounts hidden."""
+    if not deleted:
+        return snapshot
+    players = [
+        {**player, "name": DELETED} if player["player_id"] in deleted else player
+        for player in snapshot["players"]
+    ]
+    return {**snapshot, "players": players}
+
+
 class RaceHub:
     """One race in this process: its replica, its connections here, and the requests
     of those connections, appended to the race's log through the broker."""
@@ -63,6 +75,13 @@ class RaceHub:
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._over_done = False
+        # Players whose account was deleted: snapshots show them as "deleted
+        # player" (see Accounts.find_deleted; read again at every welcome).
+        self.deleted: frozenset[str] = frozenset()
+
+    def snapshot(self, now: int) -> dict[str, Any]:
+        """The race as a client sees it at ``now``, with deleted accounts' names hidden."""
+        return shown(self.race.snapshot(now), self.deleted)
 
     @property
     def race(self) -> Race:
@@ -154,7 +173,7 @@ class RaceHub:
                 conn.close(CLOSE_TRY_AGAIN)  # their join was lost: join again
                 continue
             game = None if player is None else player.view()
-            conn.send(codec.encode(p.Snapshot(race.snapshot(now), game)))
+            conn.send(codec.encode(p.Snapshot(self.snapshot(now), game)))
         self._arm_timer()
         self._check_over()
 

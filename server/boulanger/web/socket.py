@@ -8,6 +8,7 @@ client sees only ``internal``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
@@ -186,6 +187,8 @@ class RaceSession(Session):
                 await self.server.accounts.store.note_player(
                     race.race_id, player_id, self.account["id"]
                 )
+        with contextlib.suppress(BrokerUnavailable):  # else the names last read stay
+            await self.server.accounts.find_deleted(hub)
         hub.attach(conn)
         conn.send(self._welcome(token, message.ref))
         if message.last_seq is not None:
@@ -198,7 +201,7 @@ class RaceSession(Session):
             self.conn.role or Role.SPECTATOR,
             pid,
             token,
-            race.snapshot(now_ms()),
+            self.hub.snapshot(now_ms()),
             race.game_of(pid),
             ref=ref,
         )
@@ -222,7 +225,7 @@ class RaceSession(Session):
             return
         if missed is None:
             game = race.game_of(self.conn.player_id)
-            self.conn.send(codec.encode(p.Snapshot(race.snapshot(now_ms()), game, ref=ref)))
+            self.conn.send(codec.encode(p.Snapshot(self.hub.snapshot(now_ms()), game, ref=ref)))
         else:
             for text in missed:
                 self.conn.send(text)
