@@ -388,6 +388,31 @@ async def test_signed_in_players_race_guests_and_are_rated(
     assert order.index(ann) < order.index(bo)
 
 
+async def test_signed_in_players_carry_a_mark_and_a_rating_guests_cannot_take_their_names(
+    site: ServerProcess,
+) -> None:
+    ann = _name()
+    async with _client(site) as h_ann:
+        await _sign_up(h_ann, ann)
+        created = await create_race(site.base, code=CODE)
+        r_ann = await Racer(site.ws_base, created["race_id"], _ws_headers(site, h_ann)).connect()
+        await r_ann.join("whatever", host_key=created["host_key"])
+        guest = await Racer(site.ws_base, created["race_id"]).connect()
+        # An account's name, as sent, upper-cased, or with a Cyrillic look-alike:
+        for taken in (ann, ann.upper(), ann.replace("p", "\u0440"), "Deleted Player"):
+            refused = await guest.join(taken)
+            assert refused["type"] == "error" and refused["code"] == "name_reserved", taken
+        joined = await guest.join("Guest")
+        assert joined["type"] == "welcome"
+        event = await r_ann.wait_event("player_joined")
+        players = {p["name"]: p for p in joined["race"]["players"]}
+        assert players[ann]["signed_in"] is True and players[ann]["rating"] == 0
+        assert "signed_in" not in players["Guest"] and "rating" not in players["Guest"]
+        assert "signed_in" not in event["player"]  # a guest's event: as it always was
+        for racer in (r_ann, guest):
+            await racer.close()
+
+
 async def test_one_ranked_daily_per_account_guests_unranked(site: ServerProcess) -> None:
     today = d.today(int(time.time() * 1000)).isoformat()
     guest_key = secrets.token_urlsafe(24)

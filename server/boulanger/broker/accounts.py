@@ -361,6 +361,10 @@ class AccountStore:
     async def release_name(self, key: str) -> None:
         await self.kv.delete(f"bk:name:{{{key}}}")
 
+    async def name_taken(self, key: str) -> bool:
+        """Whether an account holds (or a sign-up is reserving) the name of look-alike key ``key``."""
+        return await self.kv.get(f"bk:name:{{{key}}}") is not None
+
     async def account_by_name(self, key: str) -> dict[str, Any] | None:
         account_id = await self.kv.get(f"bk:name:{{{key}}}")
         return None if account_id is None else await self.account(account_id)

@@ -38,6 +38,7 @@ from ..race import accounts as a
 from ..race import daily as d
 from ..race.errors import ProtocolError
 from ..race.ids import secret_hash
+from ..race.names import clean_name
 from .hub import RaceHub, now_ms
 from .limits import address_key
 from .refusals import Refused
@@ -253,6 +254,24 @@ class Accounts:
 
             await self.store.update_rating(
                 account_id, cells, change, lambda r: a.Rating.from_dict(r).shown
+            )
+
+    async def rating_shown(self, account: dict[str, Any], cells: int) -> int:
+        """The account's rating for ``cells`` as shown beside its name."""
+        return a.Rating.from_dict(await self.store.rating(account["id"], cells)).shown
+
+    async def check_guest_name(self, name: str | None) -> None:
+        """Refuse a guest a name an account holds (or "deleted player"), under the
+        same normalisation and look-alike key as account names: a guest must not
+        pass for a signed-in player in another race."""
+        try:
+            cleaned = clean_name(name or "")
+        except ProtocolError:
+            return  # the race refuses it as bad_name
+        key = a.account_key(cleaned)
+        if key == a.account_key(a.DELETED) or await self.store.name_taken(key):
+            raise ProtocolError(
+                "name_reserved", f"{cleaned!r} is an account's name: sign in to play as it"
             )
 
     async def find_deleted(self, hub: RaceHub) -> frozenset[str]:

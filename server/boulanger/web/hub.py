@@ -44,12 +44,19 @@ def now_ms() -> int:
 OverHook = Callable[["RaceHub"], Awaitable[None]]
 
 
+def _deleted(player: dict[str, Any]) -> dict[str, Any]:
+    hidden = {**player, "name": DELETED}
+    hidden.pop("signed_in", None)  # the account is gone, and its rating with it
+    hidden.pop("rating", None)
+    return hidden
+
+
 def shown(snapshot: dict[str, Any], deleted: frozenset[str]) -> dict[str, Any]:
     """``snapshot`` with the names of the ``deleted`` players' accounts hidden."""
     if not deleted:
         return snapshot
     players = [
-        {**player, "name": DELETED} if player["player_id"] in deleted else player
+        _deleted(player) if player["player_id"] in deleted else player
         for player in snapshot["players"]
     ]
     return {**snapshot, "players": players}

@@ -179,9 +179,19 @@ class RaceSession(Session):
             await hub.kick_others(conn)
         else:
             player_id, token = new_player_id(), new_secret()
+            accounts = self.server.accounts
+            rating = None
             if self.account is not None:
                 message = dataclasses.replace(message, name=self.account["name"])
-            await hub.submit(lambda: race.decide_join(message, now_ms(), player_id, token))
+                rating = await accounts.rating_shown(self.account, race.code.cells)
+            else:
+                await accounts.check_guest_name(message.name)
+            signed_in = self.account is not None
+            await hub.submit(
+                lambda: race.decide_join(
+                    message, now_ms(), player_id, token, signed_in=signed_in, rating=rating
+                )
+            )
             conn.role, conn.player_id = Role.PLAYER, player_id
             if self.account is not None:
                 await self.server.accounts.store.note_player(
