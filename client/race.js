@@ -17,7 +17,7 @@ const CONN_TEXT = {
   offline: 'Offline',
   closed: 'Disconnected',
 };
-const JOIN_ERRORS = new Set(['bad_name', 'name_taken', 'bad_token', 'race_full', 'already_started', 'not_host']);
+const JOIN_ERRORS = new Set(['bad_name', 'name_taken', 'name_reserved', 'bad_token', 'race_full', 'already_started', 'not_host']);
 const HISTORY_LIMIT = 100;
 const FINISH_STEP_MS = 120;
 const FEED_LENGTH = 8;
@@ -845,7 +845,6 @@ export class RaceView {
         ? 'Open boards: spectators watch every board live.'
         : 'Fair play: the deal is dealt when the race starts, and nobody sees a board until its player has finished.'),
       h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`),
-      this.race.practice || this.creds.daily ? null : this.ratingsLine(count),
       this.race.winnable === false
         ? h('p', { class: 'notice', role: 'note' }, 'The solver found no win for this deal: the most cards on the foundations will decide.')
         : null);
@@ -861,21 +860,6 @@ export class RaceView {
       panel.appendChild(h('p', {}, 'The host starts the race when everyone is here.'));
     }
     return panel;
-  }
-
-  // Signed-in players' ratings beside their names (asked again when players come).
-  ratingsLine(count) {
-    const line = h('p', { class: 'small lobby-ratings', 'data-ratings': '' }, this.ratingsText || '');
-    if (this.ratingsFor !== count) {
-      this.ratingsFor = count;
-      api('GET', `/api/races/${this.raceId}/ratings`).then((answer) => {
-        const rated = answer.players.map((p) => `${p.name} ${p.races ? p.rating : '(unrated)'}`);
-        this.ratingsText = rated.length ? `Ratings: ${rated.join(' · ')}` : '';
-        const shown = document.querySelector('[data-ratings]');
-        if (shown) shown.textContent = this.ratingsText;
-      }, () => {});
-    }
-    return line;
   }
 
   quickText() {
@@ -1076,6 +1060,7 @@ function rejectText(code) {
     no_destination: 'that card has nowhere to go',
     try_again: 'the server is busy: trying again',
     name_taken: 'another player has that name',
+    name_reserved: 'that name belongs to an account: sign in to play under it, or choose another',
     bad_name: 'a name has 1 to 24 characters',
     race_full: 'the race is full (8 players)',
     already_started: 'the race has started',
