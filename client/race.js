@@ -124,6 +124,15 @@ export class RaceView {
   }
 
   showJoinForm(info, problem) {
+    if (this.account === undefined) {
+      // Signed in, the server joins under the account's name: ask who we are first.
+      api('GET', '/api/me').then((answer) => answer.account, () => null).then((account) => {
+        this.account = account;
+        if (!this.destroyed) this.showJoinForm(info, problem);
+      });
+      return;
+    }
+    const account = this.account;
     const started = info && info.state && info.state !== 'lobby';
     const closed = info && info.state === 'full'
       ? 'This race is full: you can watch it.'
@@ -135,10 +144,17 @@ export class RaceView {
       problem ? h('p', { class: 'problem', role: 'alert' }, problem) : null,
       started
         ? h('p', {}, closed)
-        : h('p', {}, h('label', { for: 'join-name' }, 'Your name '), name, ' ', h('button', { type: 'submit', class: 'primary' }, 'Join')),
+        : account
+          ? h('p', { class: 'playing-as' }, 'Playing as ', h('strong', {}, account.name), ' ', h('button', { type: 'submit', class: 'primary' }, 'Join'))
+          : h('p', {}, h('label', { for: 'join-name' }, 'Your name '), name, ' ', h('button', { type: 'submit', class: 'primary' }, 'Join')),
       h('p', {}, h('button', { type: 'button', class: started ? 'primary' : '', onclick: () => this.startWatching() }, 'Watch instead')));
     form.addEventListener('submit', (e) => {
       e.preventDefault();
+      if (account) {
+        // The name sent is ignored for a signed-in player: the account's is used.
+        this.connect({ role: 'player', name: account.name, host_key: this.creds.host_key || null });
+        return;
+      }
       const value = name.value.trim();
       if (!value) {
         name.focus();
@@ -148,7 +164,7 @@ export class RaceView {
       this.connect({ role: 'player', name: value, host_key: this.creds.host_key || null });
     });
     clear(this.root, form);
-    if (!started) name.focus();
+    if (!started) (account ? form.querySelector('button[type=submit]') : name).focus();
   }
 
   startWatching() {

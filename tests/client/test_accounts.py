@@ -106,7 +106,16 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     # A race of friends: each signed-in player is marked, with their rating beside
     # their name; a guest cannot take an account's name.
     link = create_race(ann, code=None)
-    join(bo, link)
+    # Signed in, Bo is not asked for a name: he plays as his account.
+    bo.page.goto(link)
+    expect(bo.page.locator("form.join .playing-as")).to_have_text(f"Playing as {bo_name} Join")
+    expect(bo.page.locator("#join-name")).to_have_count(0)
+    shoot(bo, "join-playing-as-desktop")
+    bo.page.set_viewport_size(PHONE["viewport"])
+    shoot(bo, "join-playing-as-phone")
+    bo.page.set_viewport_size(DESKTOP["viewport"])
+    bo.page.click("form.join button[type=submit]")
+    bo.page.wait_for_selector(".lobby")
     cy.page.goto(link)
     cy.page.fill("#join-name", bo_name.upper())
     cy.page.click("form.join button[type=submit]")
