@@ -125,7 +125,7 @@ export class RaceView {
 
   showJoinForm(info, problem) {
     if (this.account === undefined) {
-      // Signed in, the server joins under the account's name: ask who we are first.
+      // Signed in, one plays as one's account: no name to ask.
       api('GET', '/api/me').then((answer) => answer.account, () => null).then((account) => {
         this.account = account;
         if (!this.destroyed) this.showJoinForm(info, problem);
@@ -150,17 +150,12 @@ export class RaceView {
       h('p', {}, h('button', { type: 'button', class: started ? 'primary' : '', onclick: () => this.startWatching() }, 'Watch instead')));
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      if (account) {
-        // The name sent is ignored for a signed-in player: the account's is used.
-        this.connect({ role: 'player', name: account.name, host_key: this.creds.host_key || null });
-        return;
-      }
-      const value = name.value.trim();
+      const value = account ? account.name : name.value.trim();
       if (!value) {
         name.focus();
         return;
       }
-      saveName(value);
+      if (!account) saveName(value);
       this.connect({ role: 'player', name: value, host_key: this.creds.host_key || null });
     });
     clear(this.root, form);

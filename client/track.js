@@ -51,14 +51,9 @@ export function renderMeBar(page, el, phase) {
     })));
 }
 
-// Beside a name: a signed-in player's mark and rating (a guest has neither).
-export function accountTags(p, cells) {
-  if (!p.signed_in) return null;
-  const rating = Number.isFinite(p.rating) ? p.rating : 0;
-  return [
-    h('span', { class: 'tag signed-in', title: 'Signed in: this is the account of that name' }, '✓ signed in'),
-    h('span', { class: 'rating', title: `Rating in ${cells || 4}-cell races, when the race began` }, `rating ${rating}`),
-  ];
+// A signed-in player's mark and rating.
+export function accountTags(p) {
+  return p.signed_in ? [h('span', { class: 'tag signed-in' }, '✓ signed in'), h('span', { class: 'rating' }, `rating ${p.rating || 0}`)] : null;
 }
 
 export function renderStandings(page, el, phase) {
@@ -79,7 +74,7 @@ export function renderStandings(page, el, phase) {
       h('div', { class: 'line' },
         place,
         h('span', { class: 'name' }, p.name),
-        accountTags(p, page.race && page.race.cells),
+        accountTags(p),
         p.host && page.players.size > 1 ? h('span', { class: 'tag' }, 'host') : null,
         p.player_id === page.me && page.players.size > 1 ? h('span', { class: 'tag' }, 'you') : null,
         phase === 'lobby' ? null : h('span', { class: 'cards' }, `${p.foundation_cards}/52`)),
