@@ -17,7 +17,7 @@ const CONN_TEXT = {
   offline: 'Offline',
   closed: 'Disconnected',
 };
-const JOIN_ERRORS = new Set(['bad_name', 'name_taken', 'bad_token', 'race_full', 'already_started', 'not_host']);
+const JOIN_ERRORS = new Set(['bad_name', 'name_taken', 'name_reserved', 'bad_token', 'race_full', 'already_started', 'not_host']);
 const HISTORY_LIMIT = 100;
 const FINISH_STEP_MS = 120;
 const FEED_LENGTH = 8;
@@ -124,6 +124,15 @@ export class RaceView {
   }
 
   showJoinForm(info, problem) {
+    if (this.account === undefined) {
+      // Signed in, one plays as one's account: no name to ask.
+      api('GET', '/api/me').then((answer) => answer.account, () => null).then((account) => {
+        this.account = account;
+        if (!this.destroyed) this.showJoinForm(info, problem);
+      });
+      return;
+    }
+    const account = this.account;
     const started = info && info.state && info.state !== 'lobby';
     const closed = info && info.state === 'full'
       ? 'This race is full: you can watch it.'
@@ -135,20 +144,22 @@ export class RaceView {
       problem ? h('p', { class: 'problem', role: 'alert' }, problem) : null,
       started
         ? h('p', {}, closed)
-        : h('p', {}, h('label', { for: 'join-name' }, 'Your name '), name, ' ', h('button', { type: 'submit', class: 'primary' }, 'Join')),
+        : account
+          ? h('p', { class: 'playing-as' }, 'Playing as ', h('strong', {}, account.name), ' ', h('button', { type: 'submit', class: 'primary' }, 'Join'))
+          : h('p', {}, h('label', { for: 'join-name' }, 'Your name '), name, ' ', h('button', { type: 'submit', class: 'primary' }, 'Join')),
       h('p', {}, h('button', { type: 'button', class: started ? 'primary' : '', onclick: () => this.startWatching() }, 'Watch instead')));
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      const value = name.value.trim();
+      const value = account ? account.name : name.value.trim();
       if (!value) {
         name.focus();
         return;
       }
-      saveName(value);
+      if (!account) saveName(value);
       this.connect({ role: 'player', name: value, host_key: this.creds.host_key || null });
     });
     clear(this.root, form);
-    if (!started) name.focus();
+    if (!started) (account ? form.querySelector('button[type=submit]') : name).focus();
   }
 
   startWatching() {
@@ -845,7 +856,6 @@ export class RaceView {
         ? 'Open boards: spectators watch every board live.'
         : 'Fair play: the deal is dealt when the race starts, and nobody sees a board until its player has finished.'),
       h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`),
-      this.race.practice || this.creds.daily ? null : this.ratingsLine(count),
       this.race.winnable === false
         ? h('p', { class: 'notice', role: 'note' }, 'The solver found no win for this deal: the most cards on the foundations will decide.')
         : null);
@@ -861,21 +871,6 @@ export class RaceView {
       panel.appendChild(h('p', {}, 'The host starts the race when everyone is here.'));
     }
     return panel;
-  }
-
-  // Signed-in players' ratings beside their names (asked again when players come).
-  ratingsLine(count) {
-    const line = h('p', { class: 'small lobby-ratings', 'data-ratings': '' }, this.ratingsText || '');
-    if (this.ratingsFor !== count) {
-      this.ratingsFor = count;
-      api('GET', `/api/races/${this.raceId}/ratings`).then((answer) => {
-        const rated = answer.players.map((p) => `${p.name} ${p.races ? p.rating : '(unrated)'}`);
-        this.ratingsText = rated.length ? `Ratings: ${rated.join(' · ')}` : '';
-        const shown = document.querySelector('[data-ratings]');
-        if (shown) shown.textContent = this.ratingsText;
-      }, () => {});
-    }
-    return line;
   }
 
   quickText() {
@@ -1076,6 +1071,7 @@ function rejectText(code) {
     no_destination: 'that card has nowhere to go',
     try_again: 'the server is busy: trying again',
     name_taken: 'another player has that name',
+    name_reserved: 'that name belongs to an account: sign in to play under it, or choose another',
     bad_name: 'a name has 1 to 24 characters',
     race_full: 'the race is full (8 players)',
     already_started: 'the race has started',

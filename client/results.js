@@ -2,7 +2,7 @@
 // one), the share text and the buttons that lead on.
 
 import { h, clock, ordinal, copyButton, ghostLink, keepBest } from './dom.js';
-import { STATUS_TEXT } from './track.js';
+import { STATUS_TEXT, accountTags } from './track.js';
 
 const RESULT_COLUMNS = ['#', 'Player', 'Time', 'Cards', 'Score', 'Moves', 'Result'];
 
@@ -23,7 +23,7 @@ export function resultsPanel(page) {
       h('thead', {}, h('tr', {}, RESULT_COLUMNS.map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, order.map((p, i) => h('tr', { class: p.player_id === page.me ? 'me' : '' },
         h('td', { 'data-label': '#' }, p.rank ? String(p.rank) : String(i + 1)),
-        h('td', { 'data-label': 'Player', class: 'who' }, p.name, p.player_id === page.me ? ' (you)' : ''),
+        h('td', { 'data-label': 'Player', class: 'who' }, p.name, p.player_id === page.me ? ' (you)' : '', ' ', accountTags(p)),
         h('td', { 'data-label': 'Time' }, Number.isFinite(p.time_ms) ? clock(p.time_ms) : '—'),
         h('td', { 'data-label': 'Cards' }, `${p.foundation_cards}/52`),
         h('td', { 'data-label': 'Score' }, String(p.score)),

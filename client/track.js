@@ -51,6 +51,11 @@ export function renderMeBar(page, el, phase) {
     })));
 }
 
+// A signed-in player's mark and rating.
+export function accountTags(p) {
+  return p.signed_in ? [h('span', { class: 'tag signed-in' }, '✓ signed in'), h('span', { class: 'rating' }, `rating ${p.rating || 0}`)] : null;
+}
+
 export function renderStandings(page, el, phase) {
   const canWatch = page.role === 'spectator' || phase === 'finished' || page.done();
   // A fair race shows no board of a player still playing (docs/protocol.md, "Boards").
@@ -69,6 +74,7 @@ export function renderStandings(page, el, phase) {
       h('div', { class: 'line' },
         place,
         h('span', { class: 'name' }, p.name),
+        accountTags(p),
         p.host && page.players.size > 1 ? h('span', { class: 'tag' }, 'host') : null,
         p.player_id === page.me && page.players.size > 1 ? h('span', { class: 'tag' }, 'you') : null,
         phase === 'lobby' ? null : h('span', { class: 'cards' }, `${p.foundation_cards}/52`)),

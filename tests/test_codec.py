@@ -43,6 +43,11 @@ LOGGED: list[tuple[Event, str]] = [
         RematchOpened(0, "r2", None, "/race/r2"),
         '{"kind":"rematch","at":0,"race_id":"r2","code":null,"url":"/race/r2"}',
     ),
+    (  # a signed-in player's join: two fields more, after the old ones
+        Joined(6, "p2", "Bo", False, "cd34", True, 312),
+        '{"kind":"join","at":6,"player_id":"p2","name":"Bo","host":false,"token_hash":"cd34",'
+        '"signed_in":true,"rating":312}',
+    ),
 ]
 
 

@@ -151,8 +151,8 @@ def event_to_dict(event: Event) -> dict[str, Any]:
             }
         case Resigned(at, player_id, action_id):
             return {"kind": "resign", "at": at, "player_id": player_id, "action_id": action_id}
-        case Joined(at, player_id, name, host, token_hash):
-            return {
+        case Joined(at, player_id, name, host, token_hash, signed_in, rating):
+            joined = {
                 "kind": "join",
                 "at": at,
                 "player_id": player_id,
@@ -160,6 +160,10 @@ def event_to_dict(event: Event) -> dict[str, Any]:
                 "host": host,
                 "token_hash": token_hash,
             }
+            if signed_in:  # only then: a guest's join is logged as it always was
+                joined["signed_in"] = True
+                joined["rating"] = rating
+            return joined
         case Started(at, start_at):
             return {"kind": "start", "at": at, "start_at": start_at}
         case Ended(at, reason):
@@ -180,7 +184,15 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     if kind == "resign":
         return Resigned(at, data["player_id"], data["action_id"])
     if kind == "join":
-        return Joined(at, data["player_id"], data["name"], data["host"], data["token_hash"])
+        return Joined(
+            at,
+            data["player_id"],
+            data["name"],
+            data["host"],
+            data["token_hash"],
+            bool(data.get("signed_in", False)),
+            data.get("rating"),
+        )
     if kind == "start":
         return Started(at, data["start_at"])
     if kind == "over":

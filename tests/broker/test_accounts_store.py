@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from boulanger.broker import Broker, open_broker
-from boulanger.broker.accounts import AccountStore
+from boulanger.broker.accounts import _COMPARE_AND_SET, AccountStore, RedisKeyValue, writer_mark
 from boulanger.race import accounts as a
 
 from .conftest import started
@@ -87,19 +88,72 @@ async def test_sqlite_keeps_accounts_across_a_restart(tmp_path: Path) -> None:
         assert await store.top(4, 5) == [("id1", 100.0)]
 
 
+def add_one(found: str | None) -> str:
+    return str(int(found or "0") + 1)
+
+
 async def test_update_is_atomic_on_every_broker(broker: Broker) -> None:
     kv = broker.key_value()
-    if type(broker).__name__ == "RedisClusterBroker":
-        # Twelve scripts at once through one RedisCluster client sometimes break
-        # its connection setup (redis-py 8.1: "'NoneType' object has no attribute
-        # 'writelines'"); the cluster is held to two at once, in the test below.
-        pytest.skip("redis-py's cluster client and concurrent EVAL")
-
-    def add_one(found: str | None) -> str:
-        return str(int(found or "0") + 1)
-
     await asyncio.gather(*(kv.update("bk:t:{u}", add_one) for _ in range(12)))
     assert await kv.get("bk:t:{u}") == "12"
+
+
+class LosesFirstAnswer:
+    """A Redis client whose first EVAL is done but its answer lost, after
+    another writer came in between: what a dropped connection does."""
+
+    def __init__(self, redis: Any, meanwhile: Callable[[], Awaitable[Any]]) -> None:
+        self.redis = redis
+        self.meanwhile = meanwhile
+        self.lost = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.redis, name)
+
+    async def eval(self, *args: Any) -> Any:
+        answer = await self.redis.eval(*args)
+        if not self.lost:
+            self.lost = True
+            await self.meanwhile()
+            raise RedisConnectionError("the answer was lost")
+        return answer
+
+
+@pytest.mark.parametrize("broker", ["redis", "cluster"], indirect=True)
+async def test_an_update_resent_after_another_writer_counts_once(broker: Broker) -> None:
+    """A's write is done but its answer lost; B writes; A resends. A must see
+    its own write done, not apply its change again (that counted 13 of 12)."""
+    kv = broker.key_value()
+    assert isinstance(kv, RedisKeyValue)
+    lossy = RedisKeyValue(LosesFirstAnswer(kv.redis, lambda: kv.update("bk:t:{r}", add_one)))
+    assert await lossy.update("bk:t:{r}", add_one) == "1"
+    assert await kv.get("bk:t:{r}") == "2"
+
+
+@pytest.mark.parametrize("broker", ["redis", "cluster"], indirect=True)
+async def test_the_compare_and_set_script_knows_its_own_resend(broker: Broker) -> None:
+    kv = broker.key_value()
+    assert isinstance(kv, RedisKeyValue)
+    key = "bk:t:{s}"
+    mark = writer_mark(key, "a")
+
+    async def a_writes() -> Any:
+        return await kv.redis.eval(_COMPARE_AND_SET, 2, key, mark, "", "1", "0", 60)
+
+    assert await a_writes() == 1
+    await kv.update(key, add_one)  # B, in between
+    assert await a_writes() == 1  # A's resend: done already
+    assert await kv.get(key) == "2"
+    other = writer_mark(key, "c")  # a writer that read the old value: refused
+    assert await kv.redis.eval(_COMPARE_AND_SET, 2, key, other, "1", "9", "1", 60) == 0
+    assert await kv.get(key) == "2"
+
+
+def test_a_writer_mark_keeps_its_key_s_hash_tag() -> None:
+    assert writer_mark("bk:acct:{x1}:rating:4", "t") == "bk:acct:{x1}:rating:4:writer:t"
+    for untagged in ("bk:plain", "bk:{}:empty", "bk:{open"):
+        with pytest.raises(ValueError, match="hash tag"):
+            writer_mark(untagged, "t")
 
 
 async def test_two_races_ending_at_once_both_count_for_one_account(broker: Broker) -> None:

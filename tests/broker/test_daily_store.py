@@ -88,6 +88,20 @@ async def test_a_result_is_recorded_once_and_published_once(
     await broker.unsubscribe(daily_channel(day), listener)
 
 
+async def test_a_renamed_entry_keeps_its_place_and_record(store: DailyStore, day: date) -> None:
+    """A deleted account's entries are shown as "deleted player", nothing else changes."""
+    ann = await store.record(day, "h-ann", _entry("Ann", time_ms=20_000), _record("Ann"))
+    await store.record(day, "h-bo", _entry("Bo", time_ms=30_000), _record("Bo"))
+    assert await store.rename(day, "h-ann", "deleted player")
+    assert not await store.rename(day, "h-nobody", "deleted player")
+    assert not await store.rename(day + timedelta(days=1), "h-ann", "deleted player")
+    page = await store.page(day, 0, 10)
+    assert [(r.rank, r.entry.name) for r in page.entries] == [(1, "deleted player"), (2, "Bo")]
+    mine = await store.player(day, "h-ann")
+    assert mine is not None and mine.entry == _entry("deleted player", time_ms=20_000)
+    assert await store.game_record(day, ann.ranked.entry_id) == _record("Ann")
+
+
 async def test_a_held_entry_is_kept_for_its_player_off_the_board(
     broker: Broker, store: DailyStore, day: date
 ) -> None:

@@ -103,21 +103,47 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     expect(bo.page.locator("main h1")).to_have_text(bo_name)
     cy = players("Cy", base=base, **DESKTOP)
 
-    # A race of friends: the lobby shows the signed-in players' names and ratings.
+    # A race of friends: each signed-in player is marked, with their rating beside
+    # their name; a guest cannot take an account's name.
     link = create_race(ann, code=None)
-    join(bo, link)
+    # Signed in, Bo is not asked for a name: he plays as his account.
+    bo.page.goto(link)
+    expect(bo.page.locator("form.join .playing-as")).to_have_text(f"Playing as {bo_name} Join")
+    expect(bo.page.locator("#join-name")).to_have_count(0)
+    shoot(bo, "join-playing-as-desktop")
+    bo.page.set_viewport_size(PHONE["viewport"])
+    shoot(bo, "join-playing-as-phone")
+    bo.page.set_viewport_size(DESKTOP["viewport"])
+    bo.page.click("form.join button[type=submit]")
+    bo.page.wait_for_selector(".lobby")
+    cy.page.goto(link)
+    cy.page.fill("#join-name", bo_name.upper())
+    cy.page.click("form.join button[type=submit]")
+    expect(cy.page.locator("form.join .problem")).to_contain_text(bo_name.upper())
     join(cy, link)
-    ratings = ann.page.locator("[data-ratings]")
-    expect(ratings).to_contain_text(ann_name)
-    expect(ratings).to_contain_text(bo_name)
-    expect(ratings).not_to_contain_text("Cy")
-    shoot(ann, "lobby-ratings-desktop")
+    lobby = ann.page.locator(".standings")
+    for name in (ann_name, bo_name):
+        line = lobby.locator("li.player", has_text=name)
+        expect(line.locator(".tag.signed-in")).to_be_visible()
+        expect(line.locator(".rating")).to_have_text("rating 0")
+    guest = lobby.locator("li.player", has_text="Cy")
+    expect(guest).to_be_visible()
+    expect(guest.locator(".tag.signed-in, .rating")).to_have_count(0)
+    shoot(ann, "lobby-signed-in-desktop")
+    phone = players("Phone", base=base, **PHONE)
+    phone.page.goto(link + "?watch=1")
+    expect(phone.page.locator("li.player .tag.signed-in")).to_have_count(2)
+    shoot(phone, "lobby-signed-in-phone")
     ann.page.click("button.start")
     for p in (ann, bo, cy):
         wait_playing(p)
     for p in (cy, bo, ann):
         resign(p)
     expect(ann.page.locator(".results")).to_be_visible()
+    expect(ann.page.locator(".results-table .who .tag.signed-in")).to_have_count(2)
+    shoot(ann, "results-signed-in-desktop")
+    expect(phone.page.locator(".results-table .who .tag.signed-in")).to_have_count(2)
+    shoot(phone, "results-signed-in-phone")
 
     # Ann's one ranked daily: won; a second one is practice.
     code = str(d.game_code(d.today(int(time.time() * 1000))))

@@ -388,6 +388,31 @@ async def test_signed_in_players_race_guests_and_are_rated(
     assert order.index(ann) < order.index(bo)
 
 
+async def test_signed_in_players_carry_a_mark_and_a_rating_guests_cannot_take_their_names(
+    site: ServerProcess,
+) -> None:
+    ann = _name()
+    async with _client(site) as h_ann:
+        await _sign_up(h_ann, ann)
+        created = await create_race(site.base, code=CODE)
+        r_ann = await Racer(site.ws_base, created["race_id"], _ws_headers(site, h_ann)).connect()
+        await r_ann.join("whatever", host_key=created["host_key"])
+        guest = await Racer(site.ws_base, created["race_id"]).connect()
+        # An account's name, as sent, upper-cased, or with a Cyrillic look-alike:
+        for taken in (ann, ann.upper(), ann.replace("p", "\u0440"), "Deleted Player"):
+            refused = await guest.join(taken)
+            assert refused["type"] == "error" and refused["code"] == "name_reserved", taken
+        joined = await guest.join("Guest")
+        assert joined["type"] == "welcome"
+        event = await r_ann.wait_event("player_joined")
+        players = {p["name"]: p for p in joined["race"]["players"]}
+        assert players[ann]["signed_in"] is True and players[ann]["rating"] == 0
+        assert "signed_in" not in players["Guest"] and "rating" not in players["Guest"]
+        assert "signed_in" not in event["player"]  # a guest's event: as it always was
+        for racer in (r_ann, guest):
+            await racer.close()
+
+
 async def test_one_ranked_daily_per_account_guests_unranked(site: ServerProcess) -> None:
     today = d.today(int(time.time() * 1000)).isoformat()
     guest_key = secrets.token_urlsafe(24)
@@ -430,6 +455,50 @@ async def test_one_ranked_daily_per_account_guests_unranked(site: ServerProcess)
     profile = await _eventually(on_profile)
     assert profile["calendar"] == [today]
     assert profile["races"][0]["daily"] == today and profile["races"][0]["ranked"] is True
+
+
+async def test_a_deleted_accounts_past_results_show_deleted_player(site: ServerProcess) -> None:
+    """Its race (read over HTTP and by a new spectator) and its daily entry."""
+    today = d.today(int(time.time() * 1000)).isoformat()
+    ann = _name()
+    async with _client(site) as http:
+        await _sign_up(http, ann)
+        created = await create_race(site.base, code=CODE)
+        r_ann = await Racer(site.ws_base, created["race_id"], _ws_headers(site, http)).connect()
+        guest = await Racer(site.ws_base, created["race_id"]).connect()
+        await r_ann.join("ignored", host_key=created["host_key"])
+        await guest.join("Guest")
+        await r_ann.start()
+        await r_ann.act("resign")
+        await guest.act("resign")
+        await r_ann.wait_event("race_over")
+        attempt = (await http.post(f"/api/daily/{today}/attempts", json={})).json()
+        assert attempt["ranked"] is True
+        daily = await Racer(site.ws_base, attempt["race_id"], _ws_headers(site, http)).connect()
+        await daily.join("ignored", host_key=attempt["host_key"])
+        await daily.start()
+        await daily.act("resign")
+        await daily.wait_event("race_over")
+        for racer in (r_ann, guest, daily):
+            await racer.close()
+
+        async def entry_of_ann() -> dict[str, Any] | None:
+            page = (await http.get(f"/api/daily/{today}/leaderboard?limit=100")).json()
+            return next((e for e in page["entries"] if e["name"] == ann), None)
+
+        entry = await _eventually(entry_of_ann)
+        assert (await http.request("DELETE", "/api/me", json={"name": ann})).status_code == 200
+
+        race = (await http.get(f"/api/races/{created['race_id']}")).json()
+        assert [p["name"] for p in race["players"]] == ["deleted player", "Guest"]
+        page = (await http.get(f"/api/daily/{today}/leaderboard?limit=100")).json()
+        shown = [e for e in page["entries"] if e["entry_id"] == entry["entry_id"]]
+        assert [e["name"] for e in shown] == ["deleted player"]
+        assert not [e for e in page["entries"] if e["name"] == ann]
+    spectator = await Racer(site.ws_base, created["race_id"]).connect()
+    welcome = await spectator.spectate()
+    assert [p["name"] for p in welcome["race"]["players"]] == ["deleted player", "Guest"]
+    await spectator.close()
 
 
 # -- persistence -----------------------------------------------------------------------

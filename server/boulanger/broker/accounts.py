@@ -9,6 +9,7 @@ keys share one hash tag (``{ID}``), so a cluster keeps them on one shard::
     bk:acct:{ID}               string  account JSON: name, password hash, passkeys, daily key
     bk:acct:{ID}:history       list    race results, newest first (RaceResult JSON)
     bk:acct:{ID}:rating:C      string  rating JSON for races with C cells
+    bk:acct:{ID}:rating:C:writer:T  string  marks writer T's update done (Redis); expires
     bk:name:{K}                string  account id of the name whose look-alike key is K
     bk:cred:{C}                string  account id of passkey credential C
     bk:claim:{H}               string  account id that claimed the guest key whose hash is H
@@ -28,13 +29,15 @@ cookie; deleting an account deletes its record, which ends its sessions
 from __future__ import annotations
 
 import abc
+import asyncio
 import json
 import secrets
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .base import BrokerUnavailable
 from .errors import redis_errors
 
 
@@ -170,11 +173,13 @@ class MemoryKeyValue(KeyValue):
 
 
 # Set KEYS[1] to ARGV[2] if it still holds ARGV[1] (ARGV[3] = "0": if it is absent),
-# and note in KEYS[2] (same hash tag) the writer's token ARGV[4]. A client that
-# resends the script after a lost answer finds its own token there: its write
-# was done, and is not done twice.
+# and mark the write done in KEYS[2], a key of this writer's own token (same hash
+# tag). A client that resends the script after a lost answer finds its mark
+# there: its write was done, and is not done twice. The mark is the token's own
+# key, not one key "last writer" that the next writer overwrites: a resend that
+# comes after another writer's write must still find it.
 _COMPARE_AND_SET = """
-if redis.call('GET', KEYS[2]) == ARGV[4] then return 1 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
 local current = redis.call('GET', KEYS[1])
 if ARGV[3] == '0' then
   if current then return 0 end
@@ -182,9 +187,16 @@ elseif current ~= ARGV[1] then
   return 0
 end
 redis.call('SET', KEYS[1], ARGV[2])
-redis.call('SET', KEYS[2], ARGV[4], 'EX', 60)
+redis.call('SET', KEYS[2], '1', 'EX', ARGV[4])
 return 1
 """
+
+# How long a writer's mark lasts: far longer than any resend takes.
+WRITER_MARK_S = 60
+
+# Tries of one command whose answer may be lost: the first and four resends
+# (twelve updates at once on a cluster needed two, once in fifteen runs).
+TRIES = 5
 
 
 # Set member ARGV[1]'s score in zset KEYS[1] to ARGV[2] unless the hash KEYS[2]
@@ -198,6 +210,15 @@ return 1
 """
 
 
+def writer_mark(key: str, token: str) -> str:
+    """The key that marks one writer's update of ``key`` done: in ``key``'s hash
+    tag, so a cluster keeps both on one shard and one script may touch both."""
+    tag, closed, _ = key.partition("{")[2].partition("}")
+    if not tag or not closed:
+        raise ValueError(f"key {key!r} has no hash tag")
+    return f"{key}:writer:{token}"
+
+
 class RedisKeyValue(KeyValue):
     """In Redis; each operation is one command on one key, so a cluster routes it."""
 
@@ -206,20 +227,51 @@ class RedisKeyValue(KeyValue):
 
     async def update(self, key: str, change: Callable[[str | None], str]) -> str:
         # Optimistic: read, change, and write only if the key has not moved since
-        # (a script on one key, so a cluster routes it); else read again.
+        # (a script on one key's hash tag, so a cluster routes it); else read again.
         while True:
-            current = await self.get(key)
-            value = change(current)
+            current = await self._again(self.redis.get, key)
+            value = change(None if current is None else str(current))
             present = "0" if current is None else "1"
-            token = secrets.token_hex(8)
-            with redis_errors():
-                # EVAL, not EVALSHA: a short script, and no SCRIPT LOAD sent to
-                # every node of a cluster on first use.
-                done = await self.redis.eval(
-                    _COMPARE_AND_SET, 2, key, f"{key}:writer", current or "", value, present, token
-                )
+            mark = writer_mark(key, secrets.token_hex(8))
+            # EVAL, not EVALSHA: a short script, and no SCRIPT LOAD sent to every
+            # node of a cluster on first use. A resend carries the same mark, so
+            # it cannot apply the change twice.
+            done = await self._again(
+                self.redis.eval,
+                _COMPARE_AND_SET,
+                2,
+                key,
+                mark,
+                current or "",
+                value,
+                present,
+                WRITER_MARK_S,
+            )
             if done:
                 return value
+
+    async def _again(self, command: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """Run ``command(*args)``, and resend it when its answer is lost; only for
+        commands that are safe to run twice (a read, or a marked write).
+
+        Besides Redis's own errors, redis-py's cluster client (8.1) sometimes
+        raises AttributeError ("'NoneType' object has no attribute 'writelines'")
+        when many commands at once open connections: one task's connection is
+        closed under another's handshake. The command was then not sent, or its
+        answer lost; either way a resend is right.
+        """
+        for attempt in range(1, TRIES + 1):
+            try:
+                with redis_errors():
+                    try:
+                        return await command(*args)
+                    except AttributeError as error:
+                        raise OSError(f"redis client: {error}") from error
+            except BrokerUnavailable:
+                if attempt == TRIES:
+                    raise
+                await asyncio.sleep(0.05 * attempt)
+        raise AssertionError("unreachable")
 
     async def get(self, key: str) -> str | None:
         with redis_errors():
@@ -309,12 +361,20 @@ class AccountStore:
     async def release_name(self, key: str) -> None:
         await self.kv.delete(f"bk:name:{{{key}}}")
 
+    async def name_taken(self, key: str) -> bool:
+        """Whether an account holds (or a sign-up is reserving) the name of look-alike key ``key``."""
+        return await self.kv.get(f"bk:name:{{{key}}}") is not None
+
     async def account_by_name(self, key: str) -> dict[str, Any] | None:
         account_id = await self.kv.get(f"bk:name:{{{key}}}")
         return None if account_id is None else await self.account(account_id)
 
     async def account(self, account_id: str) -> dict[str, Any] | None:
         return _load(await self.kv.get(f"bk:acct:{{{account_id}}}"))
+
+    async def exists(self, account_id: str) -> bool:
+        """Whether the account is there (False once deleted)."""
+        return await self.kv.get(f"bk:acct:{{{account_id}}}") is not None
 
     async def save(self, account: dict[str, Any]) -> None:
         await self.kv.set(f"bk:acct:{{{account['id']}}}", _dump(account))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import bisect
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -102,6 +103,11 @@ class DailyStore(abc.ABC):
 
         A new entry is published on :func:`daily_channel`, unless it is held.
         """
+
+    @abc.abstractmethod
+    async def rename(self, day: date, key_hash: str, name: str) -> bool:
+        """Show the player's entry of ``day`` under ``name`` (a deleted account's
+        entries become "deleted player"); False when the player has none."""
 
     @abc.abstractmethod
     async def page(self, day: date, offset: int, limit: int) -> Page:
@@ -217,6 +223,15 @@ class MemoryDailyStore(DailyStore):
         ranked = self._ranked(found, key)
         await self.broker.publish(daily_channel(day), published(day, ranked))
         return Recorded(True, ranked)
+
+    async def rename(self, day: date, key_hash: str, name: str) -> bool:
+        found = self._day(day)
+        key = None if found is None else found.players.get(key_hash)
+        if found is None or key is None:
+            return False
+        entry_id = entry_id_of(key)
+        found.entries[entry_id] = dataclasses.replace(found.entries[entry_id], name=name)
+        return True
 
     @staticmethod
     def _ranked(found: _Day, key: str) -> RankedEntry:

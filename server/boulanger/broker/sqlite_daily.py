@@ -210,6 +210,27 @@ class SqliteDailyStore(DailyStore):
             await self.broker.publish(daily_channel(day), published(day, recorded.ranked))
         return recorded
 
+    async def rename(self, day: date, key_hash: str, name: str) -> bool:
+        if self._expired(day):
+            return False
+        number = day.toordinal()
+
+        def write(conn: sqlite3.Connection) -> bool:
+            row = conn.execute(
+                "SELECT entry FROM daily_entries WHERE day = ? AND key_hash = ?",
+                (number, key_hash),
+            ).fetchone()
+            if row is None:
+                return False
+            entry = {**json.loads(row[0]), "name": name}
+            conn.execute(
+                "UPDATE daily_entries SET entry = ? WHERE day = ? AND key_hash = ?",
+                (json.dumps(entry, separators=(",", ":")), number, key_hash),
+            )
+            return True
+
+        return await self.broker.transact(write)
+
     async def page(self, day: date, offset: int, limit: int) -> Page:
         _check_page(offset, limit)
         if self._expired(day):

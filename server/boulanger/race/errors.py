@@ -32,6 +32,7 @@ ERROR_CODES = (
     "already_joined",
     "bad_name",
     "name_taken",
+    "name_reserved",
     "bad_token",
     "race_full",
     "not_host",

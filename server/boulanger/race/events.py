@@ -26,6 +26,10 @@ class Joined:
     name: str
     host: bool
     token_hash: str
+    # A signed-in player's (an account's): their rating for the race's cell count
+    # when they joined. Logged only for them, so a guest's join reads as before.
+    signed_in: bool = False
+    rating: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,6 +118,9 @@ class Player:
     # Why the result is held for review (race.review), once it is judged.
     review: str | None = None
     reviewed: bool = False
+    # An account's player (see events.Joined), and their rating when they joined.
+    signed_in: bool = False
+    rating: int | None = None
 
     @property
     def done(self) -> bool:
@@ -277,6 +280,8 @@ class Race:
             time_ms=None if player.won_at is None else player.won_at - start,
             review=player.review,
             order=player.order,
+            signed_in=player.signed_in,
+            rating=player.rating,
         )
 
     def _leaderboard_key(self, player: Player) -> tuple[int, int, int, int, int]:
@@ -345,8 +350,18 @@ class Race:
 
     # -- decisions: refuse, or return the event to append ----------------
 
-    def decide_join(self, message: p.Join, now: int, player_id: str, token: str) -> Joined:
-        """A new player's join event (a returning player needs no event)."""
+    def decide_join(
+        self,
+        message: p.Join,
+        now: int,
+        player_id: str,
+        token: str,
+        *,
+        signed_in: bool = False,
+        rating: int | None = None,
+    ) -> Joined:
+        """A new player's join event (a returning player needs no event); ``signed_in``
+        and ``rating`` for an account's player (the shell knows accounts)."""
         if self.state(now) == FINISHED:
             raise Refused("race_over", "the race is over; watch it instead")
         if self.start_at is not None:
@@ -366,7 +381,7 @@ class Race:
         if any(name_key(pl.name) == key for pl in self.players.values()):
             raise Refused("name_taken", f"{name!r} is taken (or looks like a name taken)")
         host = holds_key and self.host_id is None
-        return Joined(now, player_id, name, host, secret_hash(token))
+        return Joined(now, player_id, name, host, secret_hash(token), signed_in, rating)
 
     def decide_start(self, player_id: str, now: int) -> Started:
         """The start event; refused unless the host starts a race not started."""
@@ -489,6 +504,8 @@ class Race:
             token_hash=event.token_hash,
             order=len(self.players),
             game=Game(self.code),
+            signed_in=event.signed_in,
+            rating=event.rating,
         )
         self.players[player.player_id] = player
         return p.PlayerJoined(seq, self.state(event.at), self.standing(player).to_wire())

@@ -27,10 +27,13 @@ class Standing:
     review: str | None = None
     # Tie-break of last resort: who joined first.
     order: int = 0
+    # Signed in (an account's player), and then their rating when they joined.
+    signed_in: bool = False
+    rating: int | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """The standing as the race's messages carry it (docs/protocol.md)."""
-        return {
+        wire: dict[str, Any] = {
             "player_id": self.player_id,
             "name": self.name,
             "host": self.host,
@@ -43,6 +46,10 @@ class Standing:
             "time_ms": self.time_ms,
             "review": review_wire(self.review),
         }
+        if self.signed_in:  # only then: a guest's standing reads as it always did
+            wire["signed_in"] = True
+            wire["rating"] = self.rating
+        return wire
 
 
 def leaderboard_key(

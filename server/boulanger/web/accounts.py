@@ -23,7 +23,7 @@ import asyncio
 import hashlib
 import logging
 import secrets
-from datetime import date
+from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -38,6 +38,7 @@ from ..race import accounts as a
 from ..race import daily as d
 from ..race.errors import Refused
 from ..race.ids import secret_hash
+from ..race.names import clean_name
 from .hub import RaceHub, now_ms
 from .limits import address_key
 
@@ -248,6 +249,57 @@ class Accounts:
                 account_id, cells, change, lambda r: a.Rating.from_dict(r).shown
             )
 
+    async def rating_shown(self, account: dict[str, Any], cells: int) -> int:
+        """The account's rating for ``cells`` as shown beside its name."""
+        return a.Rating.from_dict(await self.store.rating(account["id"], cells)).shown
+
+    async def check_guest_name(self, name: str | None) -> None:
+        """Refuse a guest a name an account holds (or "deleted player"), under the
+        same normalisation and look-alike key as account names: a guest must not
+        pass for a signed-in player in another race."""
+        try:
+            cleaned = clean_name(name or "")
+        except Refused:
+            return  # the race refuses it as bad_name
+        key = a.account_key(cleaned)
+        if key == a.account_key(a.DELETED) or await self.store.name_taken(key):
+            raise Refused(
+                "name_reserved", f"{cleaned!r} is an account's name: sign in to play as it"
+            )
+
+    async def find_deleted(self, hub: RaceHub) -> frozenset[str]:
+        """Note in ``hub`` (and answer) its players whose account has been deleted.
+
+        Resolved when read, through the race's player -> account notes, not
+        rewritten at deletion: a race's log is append-only, and an account does
+        not know the races it is in right now. The notes outlive the race's log
+        (two days against one), so this is exact for as long as the race can
+        be read; it costs one read per player and one per signed-in player,
+        each batch sent at once.
+        """
+        race = hub.race
+        players = list(race.players)
+        found = await asyncio.gather(
+            *(self.store.player_account(race.race_id, pid) for pid in players)
+        )
+        signed = [(pid, aid) for pid, aid in zip(players, found, strict=True) if aid is not None]
+        alive = await asyncio.gather(*(self.store.exists(aid) for _, aid in signed))
+        hub.deleted = frozenset(pid for (pid, _), yes in zip(signed, alive, strict=True) if not yes)
+        return hub.deleted
+
+    async def forget_dailies(self, account: dict[str, Any]) -> None:
+        """Show the account's daily entries under "deleted player".
+
+        Rewritten at deletion, not resolved when read: a day's leaderboard is
+        kept for weeks (longer than a race's player -> account notes), its
+        pages would need a lookup per entry, and the account knows its one
+        player key, so its entries are one look-up per kept day.
+        """
+        daily = self.server.daily.store
+        today = d.today(now_ms())
+        for back in range(daily.retention_days + 2):
+            await daily.rename(today - timedelta(days=back), account["daily_key"], a.DELETED)
+
     # -- profiles ----------------------------------------------------------
 
     async def profile(self, account: dict[str, Any]) -> dict[str, Any]:
@@ -419,6 +471,7 @@ async def delete_account(request: Request) -> Response:
     if data.get("name") != account["name"]:
         raise Refused("confirm", "send the account's name to confirm")
     await accounts.store.delete(account, a.account_key(account["name"]), list(CELLS))
+    await accounts.forget_dailies(account)
     response = JSONResponse({"ok": True})
     await accounts.close_session(request, response)
     return response

@@ -156,10 +156,13 @@ async def _race(request: Request) -> Race | None:
 
 async def race_snapshot(request: Request) -> Response:
     """``GET /api/races/{race_id}``: the race as a spectator sees it."""
-    race = await _race(request)
-    if race is None:
+    server = _server(request)
+    hub = await server.hubs.get(request.path_params["race_id"])
+    if hub is None:
         raise Refused("unknown_race", "no such race")
-    return JSONResponse(race.snapshot(now_ms()))
+    await hub.catch_up()
+    await server.accounts.find_deleted(hub)
+    return JSONResponse(hub.snapshot(now_ms()))
 
 
 async def race_record(request: Request) -> Response:

@@ -25,6 +25,7 @@ from typing import Any
 from .. import codec
 from ..broker import AppendRefused, Broker, BrokerUnavailable, race_channel
 from ..race import protocol as p
+from ..race.accounts import DELETED
 from ..race.errors import Refused
 from ..race.events import Event, Logged
 from ..race.race import Duplicate, Race, RaceMeta
@@ -47,6 +48,24 @@ def now_ms() -> int:
 OverHook = Callable[["RaceHub"], Awaitable[None]]
 
 
+def _deleted(player: dict[str, Any]) -> dict[str, Any]:
+    hidden = {**player, "name": DELETED}
+    hidden.pop("signed_in", None)  # the account is gone, and its rating with it
+    hidden.pop("rating", None)
+    return hidden
+
+
+def shown(snapshot: dict[str, Any], deleted: frozenset[str]) -> dict[str, Any]:
+    """``snapshot`` with the names of the ``deleted`` players' accounts hidden."""
+    if not deleted:
+        return snapshot
+    players = [
+        _deleted(player) if player["player_id"] in deleted else player
+        for player in snapshot["players"]
+    ]
+    return {**snapshot, "players": players}
+
+
 class RaceHub:
     """One race in this process: its replica, its connections here, and the requests
     of those connections, appended to the race's log through the broker."""
@@ -67,6 +86,13 @@ class RaceHub:
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._over_done = False
+        # Players whose account was deleted: snapshots show them as "deleted
+        # player" (see Accounts.find_deleted; read again at every welcome).
+        self.deleted: frozenset[str] = frozenset()
+
+    def snapshot(self, now: int) -> dict[str, Any]:
+        """The race as a client sees it at ``now``, with deleted accounts' names hidden."""
+        return shown(self.race.snapshot(now), self.deleted)
 
     @property
     def race(self) -> Race:
@@ -160,7 +186,7 @@ class RaceHub:
                 conn.close(CLOSE_TRY_AGAIN)  # their join was lost: join again
                 continue
             game = None if player is None else player.view()
-            conn.send(codec.encode(p.Snapshot(race.snapshot(now), game)))
+            conn.send(codec.encode(p.Snapshot(self.snapshot(now), game)))
         self._arm_timer()
         self._check_over()
 

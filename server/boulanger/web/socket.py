@@ -8,6 +8,7 @@ client sees only ``internal``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
@@ -172,14 +173,26 @@ class RaceSession(Session):
             await hub.kick_others(conn)
         else:
             player_id, token = new_player_id(), new_secret()
+            accounts = self.server.accounts
+            rating = None
             if self.account is not None:
                 message = dataclasses.replace(message, name=self.account["name"])
-            await hub.submit(lambda: race.decide_join(message, now_ms(), player_id, token))
+                rating = await accounts.rating_shown(self.account, race.code.cells)
+            else:
+                await accounts.check_guest_name(message.name)
+            signed_in = self.account is not None
+            await hub.submit(
+                lambda: race.decide_join(
+                    message, now_ms(), player_id, token, signed_in=signed_in, rating=rating
+                )
+            )
             conn.role, conn.player_id = Role.PLAYER, player_id
             if self.account is not None:
                 await self.server.accounts.store.note_player(
                     race.race_id, player_id, self.account["id"]
                 )
+        with contextlib.suppress(BrokerUnavailable):  # else the names last read stay
+            await self.server.accounts.find_deleted(hub)
         hub.attach(conn)
         conn.send(self._welcome(token, message.ref))
         if message.last_seq is not None:
@@ -192,7 +205,7 @@ class RaceSession(Session):
             self.conn.role or Role.SPECTATOR,
             pid,
             token,
-            race.snapshot(now_ms()),
+            self.hub.snapshot(now_ms()),
             race.game_of(pid),
             ref=ref,
         )
@@ -216,7 +229,7 @@ class RaceSession(Session):
             return
         if missed is None:
             game = race.game_of(self.conn.player_id)
-            self.conn.send(codec.encode(p.Snapshot(race.snapshot(now_ms()), game, ref=ref)))
+            self.conn.send(codec.encode(p.Snapshot(self.hub.snapshot(now_ms()), game, ref=ref)))
         else:
             for text in missed:
                 self.conn.send(text)

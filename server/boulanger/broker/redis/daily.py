@@ -179,6 +179,22 @@ class RedisDailyStore(DailyStore):
                     await pipe.execute()
         return Recorded(bool(created), ranked)
 
+    async def rename(self, day: date, key_hash: str, name: str) -> bool:
+        # Not one script: an entry is written once and never moves, so nothing
+        # else writes it between this read and this write.
+        entries = _day_key(day, "entries")
+        with redis_errors():
+            key = await self.redis.hget(_day_key(day, "players"), key_hash)
+            if key is None:
+                return False
+            field = str(entry_id_of(key))
+            text = await self.redis.hget(entries, field)
+            if text is None:
+                return False
+            entry = {**json.loads(text), "name": name}
+            await self.redis.hset(entries, field, json.dumps(entry, separators=(",", ":")))
+        return True
+
     async def page(self, day: date, offset: int, limit: int) -> Page:
         _check_page(offset, limit)
         keys = [_day_key(day, LEADERBOARD), _day_key(day, "entries")]
