@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from boulanger.broker import Broker, open_broker
+from boulanger.broker import Broker, BrokerUnavailable, open_broker
 from boulanger.broker.accounts import _COMPARE_AND_SET, AccountStore, RedisKeyValue, writer_mark
 from boulanger.race import accounts as a
 
@@ -147,6 +147,53 @@ async def test_the_compare_and_set_script_knows_its_own_resend(broker: Broker) -
     other = writer_mark(key, "c")  # a writer that read the old value: refused
     assert await kv.redis.eval(_COMPARE_AND_SET, 2, key, other, "1", "9", "1", 60) == 0
     assert await kv.get(key) == "2"
+
+
+class HandshakeRace:
+    """A Redis client that fails its next command as redis-py's cluster client does
+    when a connection is closed under another task's handshake."""
+
+    def __init__(self, redis: Any) -> None:
+        self.redis = redis
+        self.failures = 0
+
+    def __getattr__(self, name: str) -> Any:
+        command = getattr(self.redis, name)
+
+        async def once_broken(*args: Any, **kw: Any) -> Any:
+            if self.failures:
+                self.failures -= 1
+                raise AttributeError("'NoneType' object has no attribute 'writelines'")
+            return await command(*args, **kw)
+
+        return once_broken if name != "pipeline" else command
+
+
+@pytest.mark.parametrize("broker", ["redis"], indirect=True)
+async def test_a_client_s_broken_handshake_is_resent_or_unavailable(broker: Broker) -> None:
+    """Commands safe to run twice are resent; the others say the store is unavailable
+    (a typed error the routes answer with 503), never a bare AttributeError."""
+    kv = broker.key_value()
+    assert isinstance(kv, RedisKeyValue)
+    broken = HandshakeRace(kv.redis)
+    flaky = RedisKeyValue(broken)
+    resent: list[Callable[[], Awaitable[Any]]] = [
+        lambda: flaky.set("bk:hs:{h}", "1"),
+        lambda: flaky.get("bk:hs:{h}"),
+        lambda: flaky.items("bk:hs:{l}", 5),
+        lambda: flaky.zset("bk:hs:{z}", "ann", 1.0, 1),
+        lambda: flaky.ztop("bk:hs:{z}", 5),
+        lambda: flaky.delete("bk:hs:{d}"),
+    ]
+    for call in resent:
+        broken.failures = 1
+        await call()
+        assert broken.failures == 0
+    assert await kv.get("bk:hs:{h}") == "1"
+    broken.failures = 1
+    with pytest.raises(BrokerUnavailable):
+        await flaky.set_nx("bk:hs:{n}", "1")
+    assert await kv.get("bk:hs:{n}") is None
 
 
 def test_a_writer_mark_keeps_its_key_s_hash_tag() -> None:

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import contextlib
 import json
 import secrets
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from .base import BrokerUnavailable
@@ -250,23 +251,13 @@ class RedisKeyValue(KeyValue):
             if done:
                 return value
 
-    async def _again(self, command: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-        """Run ``command(*args)``, and resend it when its answer is lost; only for
-        commands that are safe to run twice (a read, or a marked write).
-
-        Besides Redis's own errors, redis-py's cluster client (8.1) sometimes
-        raises AttributeError ("'NoneType' object has no attribute 'writelines'")
-        when many commands at once open connections: one task's connection is
-        closed under another's handshake. The command was then not sent, or its
-        answer lost; either way a resend is right.
-        """
+    async def _again(self, command: Callable[..., Awaitable[Any]], *args: Any, **kw: Any) -> Any:
+        """Run ``command(*args, **kw)``, and resend it when its answer is lost; only for
+        commands that are safe to run twice (a read, an overwrite, or a marked write)."""
         for attempt in range(1, TRIES + 1):
             try:
-                with redis_errors():
-                    try:
-                        return await command(*args)
-                    except AttributeError as error:
-                        raise OSError(f"redis client: {error}") from error
+                with _client_errors():
+                    return await command(*args, **kw)
             except BrokerUnavailable:
                 if attempt == TRIES:
                     raise
@@ -274,25 +265,24 @@ class RedisKeyValue(KeyValue):
         raise AssertionError("unreachable")
 
     async def get(self, key: str) -> str | None:
-        with redis_errors():
-            found = await self.redis.get(key)
+        found = await self._again(self.redis.get, key)
         return None if found is None else str(found)
 
     async def set(self, key: str, value: str, ttl_s: float | None = None) -> None:
-        with redis_errors():
-            await self.redis.set(key, value, px=None if ttl_s is None else int(ttl_s * 1000))
+        px = None if ttl_s is None else int(ttl_s * 1000)
+        await self._again(self.redis.set, key, value, px=px)
 
     async def set_nx(self, key: str, value: str, ttl_s: float | None = None) -> bool:
+        # Not resent: after a lost answer a resend would find its own write.
         px = None if ttl_s is None else int(ttl_s * 1000)
-        with redis_errors():
+        with _client_errors():
             return bool(await self.redis.set(key, value, px=px, nx=True))
 
     async def delete(self, key: str) -> None:
-        with redis_errors():
-            await self.redis.delete(key)
+        await self._again(self.redis.delete, key)
 
     async def incr(self, key: str, ttl_s: float) -> int:
-        with redis_errors():
+        with _client_errors():
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.incr(key)
                 pipe.pexpire(key, int(ttl_s * 1000), nx=True)
@@ -300,31 +290,47 @@ class RedisKeyValue(KeyValue):
         return int(count)
 
     async def push(self, key: str, value: str, cap: int) -> None:
-        with redis_errors():
+        with _client_errors():
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.lpush(key, value)
                 pipe.ltrim(key, 0, cap - 1)
                 await pipe.execute()
 
     async def items(self, key: str, limit: int) -> list[str]:
-        with redis_errors():
-            return [str(v) for v in await self.redis.lrange(key, 0, limit - 1)]
+        return [str(v) for v in await self._again(self.redis.lrange, key, 0, limit - 1)]
 
     async def zset(self, key: str, member: str, score: float, version: int) -> None:
-        with redis_errors():
-            await self.redis.eval(_ZSET_IF_NEWER, 2, key, f"{key}:versions", member, score, version)
+        # A resend is harmless: the version makes the second write a no-op.
+        await self._again(
+            self.redis.eval, _ZSET_IF_NEWER, 2, key, f"{key}:versions", member, score, version
+        )
 
     async def zrem(self, key: str, member: str) -> None:
-        with redis_errors():
+        with _client_errors():
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.zrem(key, member)
                 pipe.hdel(f"{key}:versions", member)
                 await pipe.execute()
 
     async def ztop(self, key: str, limit: int) -> list[tuple[str, float]]:
-        with redis_errors():
-            found = await self.redis.zrevrange(key, 0, limit - 1, withscores=True)
+        found = await self._again(self.redis.zrevrange, key, 0, limit - 1, withscores=True)
         return [(str(member), float(score)) for member, score in found]
+
+
+@contextlib.contextmanager
+def _client_errors() -> Iterator[None]:
+    """Redis's errors as :class:`BrokerUnavailable` (see ``redis_errors``), and one more.
+
+    redis-py's cluster client (8.1) sometimes raises AttributeError ("'NoneType'
+    object has no attribute 'writelines'") when many commands at once open
+    connections: one task's connection is closed under another's handshake. The
+    command was then not sent, or its answer lost: the store is unavailable for it.
+    """
+    with redis_errors():
+        try:
+            yield
+        except AttributeError as error:
+            raise OSError(f"redis client: {error}") from error
 
 
 # -- accounts on top -------------------------------------------------------------
