@@ -351,6 +351,9 @@ async def test_a_failover_onto_a_lagging_replica(
     async with started(broker):
         await mapped(broker)
         acked = {n: await broker.append(race, *player_event(n)) for n in range(10)}
+        # Replication is asynchronous: without the wait the replica may not have
+        # these yet either (it then lost all twenty, once).
+        await asyncio.to_thread(own_cluster.wait_caught_up, primary)
         with replica.paused():
             own_cluster.command(primary, "CLIENT", "KILL", "TYPE", "replica")
             for n in range(10, 20):

@@ -434,6 +434,21 @@ class RedisCluster:
 
         _wait_for(synced, timeout, f"a replica of {primary.port}")
 
+    def wait_caught_up(self, primary: RedisProcess, timeout: float = 30) -> None:
+        """Until every replica of ``primary`` has confirmed all it was sent (replicas
+        confirm about once a second): what was written before is on the replicas."""
+
+        def caught_up() -> bool:
+            info = self.command(primary, "INFO", "replication")
+            assert isinstance(info, dict)
+            sent = int(info["master_repl_offset"])
+            replicas = [info[key] for key in info if key.startswith("slave")]
+            return bool(replicas) and all(
+                r["state"] == "online" and int(r["offset"]) >= sent for r in replicas
+            )
+
+        _wait_for(caught_up, timeout, f"the replicas of {primary.port} to catch up")
+
     def cleanup(self) -> None:
         """Every node killed (their data is thrown away) and its folder removed."""
         for node in self.nodes:
