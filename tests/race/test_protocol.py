@@ -134,8 +134,9 @@ def test_the_document_names_every_message_type_it_mentions() -> None:
 
 
 def test_ref_is_echoed_only_when_given() -> None:
-    assert "ref" not in p.Ack("a1", 3, None, {}).to_wire()
-    assert p.Ack("a1", 3, None, {}, ref="r1").to_wire()["ref"] == "r1"
+    ack = ("a1", 3, None, None, 0, 0, 0, "resigned", 0)
+    assert "ref" not in p.Ack(*ack).to_wire()
+    assert p.Ack(*ack, ref="r1").to_wire()["ref"] == "r1"
     error = p.Error("bad_message", "why").to_wire()
     assert error == {"type": "error", "code": "bad_message", "reason": "why"}
     assert codec.decode_client('{"type": "ping", "t": 1, "ref": "x"}') == p.Ping(1, ref="x")

@@ -184,13 +184,20 @@ class Welcome(Message):
 
 @dataclass(slots=True)
 class Ack(Message):
-    """An action accepted: its seq in the log, the move made and the game after it."""
+    """An action accepted: its seq in the log, the move made (and the card it carried)
+    and the numbers of the player's game after it (the game itself is the client's to
+    keep: it applies the move)."""
 
     type: ClassVar[str] = "ack"
     action_id: str
     seq: int
     move: JsonDict | None
-    game: JsonDict
+    card: str | None
+    score: int
+    actions: int
+    foundation_cards: int
+    status: str
+    can_undo: int
 
 
 @dataclass(slots=True)
