@@ -1,29 +1,10 @@
 // Accounts: sign up and in (passkey or password), the account page, player profiles.
 // Everything is optional: races with friends need no account.
 
-import { h, clear, clock, toast, api, playerKey } from './dom.js';
-
-let mine; // a promise of the signed-in account (or null), asked once per page load
-
-export function whoAmI(fresh = false) {
-  if (fresh || !mine) {
-    mine = api('GET', '/api/me').then((answer) => answer.account, () => null);
-  }
-  return mine;
-}
-
-// The header's link: "Sign in", or the account's name.
-export async function showAccountLink() {
-  const link = document.getElementById('account-link');
-  if (!link) return;
-  const me = await whoAmI();
-  link.textContent = me ? me.name : 'Sign in';
-  link.href = me ? me.url : '/account';
-}
+import { h, clear, clock, toast, api, playerKey, whoAmI, setMe } from './dom.js';
 
 function signedIn(account, navigate) {
-  mine = Promise.resolve(account);
-  showAccountLink();
+  setMe(account);
   toast(`Signed in as ${account.name}.`);
   navigate('/account', true);
 }
@@ -124,8 +105,7 @@ function accountPanel(me, navigate) {
   const out = h('button', { type: 'button', id: 'sign-out' }, 'Sign out');
   out.addEventListener('click', async () => {
     await api('DELETE', '/api/session').catch(() => null);
-    mine = Promise.resolve(null);
-    showAccountLink();
+    setMe(null);
     navigate('/account', true);
   });
   const add = passkeysHere() ? h('button', { type: 'button', id: 'add-passkey' }, 'Add a passkey') : null;
@@ -159,8 +139,7 @@ function accountPanel(me, navigate) {
   remove.addEventListener('click', async () => {
     if (!window.confirm(`Delete ${me.name}? Your history, streak and ratings go; past race results stay, as "deleted player".`)) return;
     await api('DELETE', '/api/me', { name: me.name }).catch(failed);
-    mine = Promise.resolve(null);
-    showAccountLink();
+    setMe(null);
     navigate('/', true);
   });
   return h('div', { class: 'panel account' },

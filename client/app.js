@@ -1,14 +1,14 @@
 // The boulanger web client: routes by path, the home page, the daily
 // challenge and practice; the race page lives in race.js.
 
-import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds, isRecordPath } from './dom.js';
+import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds, isRecordPath, whoAmI, showAccountLink, playingAs } from './dom.js';
 import { RaceView } from './race.js';
-import { DailyPage } from './daily.js';
 import { soundOn, setSound } from './feel.js';
 
 const main = document.getElementById('main');
 const COME_BACK_MS = 2 * 3600 * 1000;
 let current = null; // the page object that owns `main` (has destroy())
+let routed = 0; // counts pages shown: a page loaded late knows if it is still wanted
 
 const ROUTES = [
   [/^\/$/, () => home()],
@@ -32,6 +32,7 @@ export function navigate(path, replace = false) {
 function route() {
   if (current && current.destroy) current.destroy();
   current = null;
+  routed += 1;
   hideToast();
   window.scrollTo(0, 0);
   for (const [pattern, show] of ROUTES) {
@@ -74,14 +75,19 @@ function cellsChoice(name, checked = 4) {
 }
 
 function nameField(id) {
-  return h('p', {},
+  const field = h('p', {},
     h('label', { for: id }, 'Your name '),
     h('input', { id, maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: 'shown to the other players' }));
+  whoAmI().then((me) => {
+    if (me) clear(field, playingAs(me), h('input', { id, type: 'hidden', value: me.name, 'data-account': '' }));
+  });
+  return field;
 }
 
 function readName(form, id) {
   const input = form.querySelector(`#${id}`);
   const name = input.value.trim();
+  if (input.dataset.account !== undefined) return name; // the account's, not to be remembered as typed
   if (!name) {
     input.focus();
     toast('Enter a name first (1 to 24 characters).', 'error');
@@ -244,8 +250,12 @@ async function rules() {
 
 // -- daily challenge ----------------------------------------------------------------
 
-function daily(date) {
-  page('Daily challenge');
+// daily.js is loaded when the page is opened: a first visit does not pay for it.
+async function daily(date) {
+  page('Daily challenge', h('p', { class: 'loading' }, 'Loading the daily challenge…'));
+  const at = routed;
+  const { DailyPage } = await import('./daily.js');
+  if (routed !== at) return; // gone elsewhere meanwhile
   let day = null;
   try {
     day = date ? decodeURIComponent(date) : null;
@@ -277,17 +287,6 @@ function profile(name) {
   import('./account.js').then(({ profilePage }) => {
     if (location.pathname.startsWith('/@/')) profilePage(main, shown);
   });
-}
-
-// The header's account link: the signed-in name, or "Sign in".
-async function showAccountLink() {
-  const link = document.getElementById('account-link');
-  const answer = await api('GET', '/api/me').catch(() => null);
-  const me = answer && answer.account;
-  if (link && me) {
-    link.textContent = me.name;
-    link.href = me.url;
-  }
 }
 
 // -- race -------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // The daily challenge page: the day's deal, my result and streak, a ranked
 // first attempt (then practice), and the day's leaderboard, live.
 
-import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey, ghostLink } from './dom.js';
+import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
 import { setConnectionIndicator } from './race.js';
 
 const FIRST_DAY = '2026-01-01';
@@ -52,6 +52,7 @@ export class DailyPage {
     } catch {
       this.me = null; // the page works without it
     }
+    this.account = await whoAmI();
     if (this.destroyed) return;
     this.render();
     this.loadBoard();
@@ -79,9 +80,12 @@ export class DailyPage {
     // A guest's game is unranked unless this server ranks guests.
     this.canRank = !me || !!me.signed_in || !!me.guests_ranked;
     const ranked = this.today && this.canRank && !(me && (me.entry || me.attempt));
-    const name = h('input', { id: 'daily-name', maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: 'shown on the leaderboard' });
+    const account = this.account;
+    const name = account
+      ? h('input', { id: 'daily-name', type: 'hidden', value: account.name })
+      : h('input', { id: 'daily-name', maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: 'shown on the leaderboard' });
     const play = h('button', { type: 'submit', class: 'primary' }, ranked ? "Play today's deal" : this.today && !this.canRank ? "Play today's deal (unranked)" : 'Play it again (practice)');
-    const form = h('form', { class: 'row daily-play' }, h('label', { for: 'daily-name' }, 'Your name'), name, play);
+    const form = h('form', { class: 'row daily-play' }, account ? playingAs(account) : h('label', { for: 'daily-name' }, 'Your name'), name, play);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       this.play(name, play);
@@ -195,7 +199,7 @@ export class DailyPage {
       toast('Enter a name first (1 to 24 characters).', 'error');
       return;
     }
-    saveName(name);
+    if (!this.account) saveName(name);
     button.disabled = true;
     try {
       const attempt = await api('POST', `/api/daily/${this.day.date}/attempts`, { player_key: playerKey(), name });

@@ -143,6 +143,33 @@ export async function api(method, path, body, headers = {}) {
   return data;
 }
 
+let mine; // a promise of the signed-in account (or null), asked once per page load
+
+export function whoAmI(fresh = false) {
+  if (fresh || !mine) mine = api('GET', '/api/me').then((answer) => answer.account, () => null);
+  return mine;
+}
+
+// After signing in or out: remember who, and show it in the header.
+export function setMe(account) {
+  mine = Promise.resolve(account);
+  showAccountLink();
+}
+
+// The header's link: "Sign in", or the account's name.
+export async function showAccountLink() {
+  const link = document.getElementById('account-link');
+  const me = await whoAmI();
+  if (!link) return;
+  link.textContent = me ? me.name : 'Sign in';
+  link.href = me ? me.url : '/account';
+}
+
+// A signed-in player plays as their account: its name instead of a name field.
+export function playingAs(me) {
+  return h('span', { class: 'playing-as' }, 'Playing as ', h('strong', {}, me.name));
+}
+
 // Saved state: the display name and, per race, the host key and token.
 const NAME_KEY = 'boulanger.name';
 

@@ -3,7 +3,7 @@
 // back when the server rejects them. Each `ack` moves my own copy of my game
 // on; when its numbers disagree with my copy, a snapshot puts it right.
 
-import { h, clear, clock, ordinal, copyButton, toast, say, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey } from './dom.js';
+import { h, clear, clock, ordinal, copyButton, toast, say, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, whoAmI } from './dom.js';
 import { RaceConnection } from './net.js';
 import { cascade, play } from './feel.js';
 import { BoardView } from './board.js';
@@ -116,18 +116,19 @@ export class RaceView {
     }
     if (this.destroyed) return;
     if (info) this.adoptRace(info);
-    if (this.watchOnly) this.connect({ role: 'spectator' });
-    else if (this.creds.token) this.connect({ role: 'player', token: this.creds.token });
-    else if ((this.creds.host_key || this.creds.rematch_of || this.creds.quick) && savedName()) {
-      this.connect({ role: 'player', name: savedName(), host_key: this.creds.host_key || null });
-    }
+    if (this.watchOnly) return this.connect({ role: 'spectator' });
+    if (this.creds.token) return this.connect({ role: 'player', token: this.creds.token });
+    // The host (or a rematch's or a quick race's player) joins at once, as their account if signed in.
+    const name = this.creds.host_key || this.creds.rematch_of || this.creds.quick ? ((await whoAmI()) || {}).name || savedName() : '';
+    if (this.destroyed) return;
+    if (name) this.connect({ role: 'player', name, host_key: this.creds.host_key || null });
     else this.showJoinForm(info);
   }
 
   showJoinForm(info, problem) {
     if (this.account === undefined) {
       // Signed in, one plays as one's account: no name to ask.
-      api('GET', '/api/me').then((answer) => answer.account, () => null).then((account) => {
+      whoAmI().then((account) => {
         this.account = account;
         if (!this.destroyed) this.showJoinForm(info, problem);
       });

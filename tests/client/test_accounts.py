@@ -105,7 +105,15 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
 
     # A race of friends: each signed-in player is marked, with their rating beside
     # their name; a guest cannot take an account's name.
-    link = create_race(ann, code=None)
+    link = create_race(ann, code=None, account=ann_name)
+    # Signed in, nobody is asked a name on the home page either.
+    bo.page.goto(base + "/")
+    expect(bo.page.locator(".who .playing-as")).to_have_text(f"Playing as {bo_name}")
+    expect(bo.page.locator("#home-name")).to_have_attribute("type", "hidden")
+    shoot(bo, "home-playing-as-desktop")
+    bo.page.set_viewport_size(PHONE["viewport"])
+    shoot(bo, "home-playing-as-phone")
+    bo.page.set_viewport_size(DESKTOP["viewport"])
     # Signed in, Bo is not asked for a name: he plays as his account.
     bo.page.goto(link)
     expect(bo.page.locator("form.join .playing-as")).to_have_text(f"Playing as {bo_name} Join")
@@ -149,7 +157,9 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     code = str(d.game_code(d.today(int(time.time() * 1000))))
     ann.page.goto(base + "/daily")
     expect(ann.page.locator(".daily-play button")).to_have_text("Play today's deal")
-    ann.page.fill("#daily-name", "ignored")
+    expect(ann.page.locator(".daily-play .playing-as")).to_have_text(f"Playing as {ann_name}")
+    expect(ann.page.locator("#daily-name")).to_have_attribute("type", "hidden")
+    shoot(ann, "daily-playing-as-desktop")
     ann.page.click(".daily-play button[type=submit]")
     wait_playing(ann)
     expect(ann.page.locator(".race-head .badge")).to_have_text("ranked")

@@ -47,14 +47,20 @@ OTHER_DEAL = "BK1-C4-AAAAA24"  # deal 860: any deal will do
 # -- helpers ------------------------------------------------------------------------
 
 
-def create_race(p: Player, code: str | None = DEAL, open_boards: bool = False) -> str:
+def create_race(
+    p: Player, code: str | None = DEAL, open_boards: bool = False, account: str | None = None
+) -> str:
     """Create a race on a deal from the home page; return the share link the lobby shows.
 
     ``code`` None: the server deals from its catalog (in the test servers' seeded
-    sequence), and keeps the deal secret until the start.
+    sequence), and keeps the deal secret until the start. ``account``: the player is
+    signed in as it, so the page asks no name.
     """
     p.page.goto(p.base + "/")
-    p.page.fill("#home-name", p.name)
+    if account is None:
+        p.page.fill("#home-name", p.name)
+    else:
+        expect(p.page.locator(".who .playing-as")).to_have_text(f"Playing as {account}")
     if code is not None:
         p.page.fill("#home-code", code)
     if open_boards:
