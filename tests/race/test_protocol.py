@@ -193,3 +193,11 @@ def test_malformed_client_frames_get_typed_errors(frame: str, code: str) -> None
     with pytest.raises(Refused) as refused:
         codec.decode_client(frame)
     assert refused.value.code == code
+
+
+def test_the_acks_own_wire_form_is_the_generic_one() -> None:
+    move = {"src": "col1", "dst": "cell1", "count": 1}
+    for ref in (None, "r1"):
+        ack = p.Ack("a1", 3, move, "6S", 0, 1, 0, "playing", 1, ref=ref)
+        assert ack.to_wire() == p.Message.to_wire(ack)
+        assert list(ack.to_wire()) == list(p.Message.to_wire(ack))  # the same order too

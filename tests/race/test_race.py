@@ -63,7 +63,7 @@ class Log:
     def act(self, pid: str, action: p.Action, now: int) -> p.Message:
         decision = self.race.decide_action(pid, action, now)
         if isinstance(decision, Duplicate):
-            return p.Ack(action.action_id, decision.seq, decision.move, {})
+            return decision.answer.ack(action.action_id, action.ref)
         return self.append(decision)
 
 

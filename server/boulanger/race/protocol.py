@@ -199,6 +199,24 @@ class Ack(Message):
     status: str
     can_undo: int
 
+    def to_wire(self) -> JsonDict:
+        """:meth:`Message.to_wire`, written out: one ack per action makes it hot."""
+        data: JsonDict = {
+            "type": "ack",
+            "action_id": self.action_id,
+            "seq": self.seq,
+            "move": self.move,
+            "card": self.card,
+            "score": self.score,
+            "actions": self.actions,
+            "foundation_cards": self.foundation_cards,
+            "status": self.status,
+            "can_undo": self.can_undo,
+        }
+        if self.ref is not None:
+            data["ref"] = self.ref
+        return data
+
 
 @dataclass(slots=True)
 class Reject(Message):
