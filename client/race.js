@@ -1065,7 +1065,6 @@ export function cellsText(cells) {
   return cells === 1 ? '1 cell' : `${cells} cells`;
 }
 
-// The lowest card a move carries, read from the board before it.
 // My board after an acknowledged action, or null when the ack does not fit it.
 function acked(board, ack, undo) {
   const m = ack.move;
