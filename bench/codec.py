@@ -4,7 +4,7 @@
 
 Times exactly what server/boulanger/codec.py does with JSON for one accepted
 action on the process that took it: parse the client's ``move`` frame, encode
-the event it appends, the ``ack`` (with the player's whole game) and the
+the event it appends, the ``ack`` (the move and the game's numbers) and the
 ``progress`` the race's players receive; and, on the other processes of the
 race, parse the logged event back (``decode_logged``). The dicts are built
 once (``to_wire`` is the same whatever encodes them); each variant only turns
@@ -31,9 +31,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "server"))
 
-from boulanger.engine import Game, GameCode
+from boulanger.engine import Move
 from boulanger.race import protocol as p
-from boulanger.race.race import game_view
+from boulanger.race.race import Answer
 
 COMPACT = (",", ":")
 
@@ -43,8 +43,8 @@ Loads = Callable[[str], Any]
 
 def samples() -> dict[str, Any]:
     """The texts and dicts of one action, as a race of 8 has them mid-game."""
-    game = Game(GameCode(1_234_567))
-    ack = p.Ack("a17", 412, {"src": "col3", "dst": "cell1", "count": 1}, game_view(game))
+    move = Move("col3", "cell1", 1)
+    ack = Answer(412, move, "9H", 230, 17, 11, "playing", 5).ack("a17", None)
     standing = {
         "player_id": "p3",
         "name": "Zoë",  # names are the one place non-ASCII text meets the wire

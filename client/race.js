@@ -1,6 +1,7 @@
 // The race page: join (or watch), lobby, countdown, play, standings and
 // results, driven by the race WebSocket. Moves show at once and are rolled
-// back when the server rejects them; the `game` of every `ack` is the truth.
+// back when the server rejects them. Each `ack` moves my own copy of my game
+// on; when its numbers disagree with my copy, a snapshot puts it right.
 
 import { h, clear, clock, ordinal, copyButton, toast, say, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, whoAmI } from './dom.js';
 import { RaceConnection } from './net.js';
@@ -384,6 +385,7 @@ export class RaceView {
   // A game from a welcome or snapshot: what we know of our moves may be stale.
   setGame(game) {
     if (!game) return;
+    this.repairing = false;
     if (!this.confirmed || this.confirmed.actions !== game.actions) this.history = [];
     this.confirmed = game;
   }
@@ -421,24 +423,43 @@ export class RaceView {
     return this.role === 'player' && this.me !== null && this.race && this.race.host_id === this.me;
   }
 
+  // An ack carries the move and my game's numbers after it: I make the move on
+  // my copy (docs/protocol.md, "ack"). One already in my copy (a resent
+  // action's, after a welcome) has `actions` not above mine.
   onAck(msg) {
     const at = this.predictions.findIndex((p) => p.id === msg.action_id);
     const prediction = at >= 0 ? this.predictions.splice(at, 1)[0] : null;
-    const before = this.confirmed && this.confirmed.board;
     const kind = prediction ? prediction.kind : null;
-    if (msg.move && kind === 'undo') {
-      this.history.pop();
-    } else if (msg.move && kind !== 'resign' && before) {
-      const move = msg.move;
-      const same = prediction && prediction.move && prediction.move.src === move.src
-        && prediction.move.dst === move.dst && prediction.move.count === move.count;
-      const card = same && prediction.card ? prediction.card : cardAt(before, move.src, move.count);
-      if (card) this.history.push({ ...move, card, points: R.movePoints(move.src, move.dst) });
-      if (this.history.length > HISTORY_LIMIT) this.history.shift();
-      if (card && (kind === 'tap' || kind === 'double_tap')) this.announce(move, card);
+    const game = this.confirmed;
+    const { move, card } = msg;
+    if (!game || this.repairing) {
+      // a snapshot is on its way
+    } else if (!move) {
+      this.confirmed = { ...game, status: msg.status }; // resigned
+    } else if (msg.actions > game.actions) {
+      // An undo takes back a move; a move never lowers the undo count.
+      const undo = kind ? kind === 'undo' : msg.can_undo < game.can_undo;
+      const board = msg.actions === game.actions + 1 ? acked(game.board, msg, undo) : null;
+      if (!board || R.foundationCards(board) !== msg.foundation_cards) return this.repair();
+      const { score, actions, foundation_cards, status, can_undo } = msg;
+      this.confirmed = { board, score, actions, foundation_cards, status, can_undo };
+      if (undo) this.history.pop();
+      else {
+        this.history.push({ ...move, card, points: R.movePoints(move.src, move.dst) });
+        if (this.history.length > HISTORY_LIMIT) this.history.shift();
+        if (kind === 'tap' || kind === 'double_tap') this.announce(move, card);
+      }
     }
-    if (msg.game) this.confirmed = msg.game;
     this.hint = null;
+    this.render();
+  }
+
+  // My copy of my game went wrong: ask for the truth (a negative last_seq
+  // is answered with a snapshot, always).
+  repair() {
+    this.repairing = true;
+    this.repairs = (this.repairs || 0) + 1;
+    this.conn.send({ type: 'resync', last_seq: -1 });
     this.render();
   }
 
@@ -1044,13 +1065,15 @@ export function cellsText(cells) {
   return cells === 1 ? '1 cell' : `${cells} cells`;
 }
 
-// The lowest card a move carries, read from the board before it.
-function cardAt(board, src, count) {
-  const place = R.parsePlace(src);
-  if (!place || place.kind === 'foundation') return null;
-  if (place.kind === 'cell') return board.cells[place.index];
-  const col = board.columns[place.index];
-  return col.length >= count ? col[col.length - count] : null;
+// My board after an acknowledged action, or null when the ack does not fit it.
+function acked(board, ack, undo) {
+  const m = ack.move;
+  if (undo) {
+    const last = { ...m, card: ack.card };
+    return undoable(board, last) ? R.unapplyMove(board, last, ack.card) : null;
+  }
+  if (!R.isLegal(board, m.src, m.dst, m.count) || R.movingCards(board, m.src, m.count)[0] !== ack.card) return null;
+  return R.applyMove(board, m.src, m.dst, m.count);
 }
 
 // Whether an undo of `move` fits the board (else our history is stale).

@@ -624,7 +624,7 @@ def _bot_wins(base: str, race_id: str, name: str, host_key: str | None = None) -
                 if answer.get("action_id") == f"b{number}":
                     assert answer["type"] == "ack", answer
                     break
-        assert answer["game"]["status"] == "won"
+        assert answer["status"] == "won"
 
 
 def test_a_result_beyond_human_pace_shows_held(players: Any, review_server: ServerProcess) -> None:

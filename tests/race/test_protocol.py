@@ -134,8 +134,9 @@ def test_the_document_names_every_message_type_it_mentions() -> None:
 
 
 def test_ref_is_echoed_only_when_given() -> None:
-    assert "ref" not in p.Ack("a1", 3, None, {}).to_wire()
-    assert p.Ack("a1", 3, None, {}, ref="r1").to_wire()["ref"] == "r1"
+    ack = ("a1", 3, None, None, 0, 0, 0, "resigned", 0)
+    assert "ref" not in p.Ack(*ack).to_wire()
+    assert p.Ack(*ack, ref="r1").to_wire()["ref"] == "r1"
     error = p.Error("bad_message", "why").to_wire()
     assert error == {"type": "error", "code": "bad_message", "reason": "why"}
     assert codec.decode_client('{"type": "ping", "t": 1, "ref": "x"}') == p.Ping(1, ref="x")
@@ -192,3 +193,11 @@ def test_malformed_client_frames_get_typed_errors(frame: str, code: str) -> None
     with pytest.raises(Refused) as refused:
         codec.decode_client(frame)
     assert refused.value.code == code
+
+
+def test_the_acks_own_wire_form_is_the_generic_one() -> None:
+    move = {"src": "col1", "dst": "cell1", "count": 1}
+    for ref in (None, "r1"):
+        ack = p.Ack("a1", 3, move, "6S", 0, 1, 0, "playing", 1, ref=ref)
+        assert ack.to_wire() == p.Message.to_wire(ack)
+        assert list(ack.to_wire()) == list(p.Message.to_wire(ack))  # the same order too

@@ -12,7 +12,7 @@ from boulanger.race import protocol as p
 from boulanger.race.errors import Refused
 from boulanger.race.events import Event, Started
 from boulanger.race.ids import secret_hash
-from boulanger.race.race import MAX_PLAYERS, Duplicate, Race, RaceMeta
+from boulanger.race.race import MAX_PLAYERS, Answer, Duplicate, Race, RaceMeta
 from boulanger.race.replica import Applied, Replica
 from boulanger.solver import solve
 
@@ -63,7 +63,7 @@ class Log:
     def act(self, pid: str, action: p.Action, now: int) -> p.Message:
         decision = self.race.decide_action(pid, action, now)
         if isinstance(decision, Duplicate):
-            return p.Ack(action.action_id, decision.seq, decision.move, {})
+            return decision.answer.ack(action.action_id, action.ref)
         return self.append(decision)
 
 
@@ -144,10 +144,30 @@ def test_actions_are_checked_resolved_and_idempotent() -> None:
     assert isinstance(progress, p.Progress) and progress.player["actions"] == 1
     assert str(log.race.players["p1"].game.board.cells[0]) == "6S"
     again = log.race.decide_action("p1", p.DoubleTap("t1", "6S"), 20)
-    assert again == Duplicate(progress.seq, {"src": "col1", "dst": "cell1", "count": 1})
+    first = Answer(progress.seq, Move("col1", "cell1", 1), "6S", 0, 1, 0, "playing", 1)
+    assert again == Duplicate(first)
     undo = log.act("p1", p.Undo("u1"), 30)
     assert isinstance(undo, p.Progress) and undo.player["actions"] == 2
-    assert log.race.players["p1"].applied["u1"][1] == Move("col1", "cell1", 1)
+    # An undo's answer: the move taken back, and its card, back where it came from.
+    undone = log.race.players["p1"].applied["u1"]
+    assert undone == Answer(undo.seq, Move("col1", "cell1", 1), "6S", 0, 2, 0, "playing", 0)
+    # A resend after more actions gets the same answer, numbers of its time included.
+    log.act("p1", p.MoveAction("m2", "col2", "cell1"), 40)
+    assert log.race.decide_action("p1", p.DoubleTap("t1", "6S"), 50) == Duplicate(first)
+    ack = first.ack("t1", "r1").to_wire()
+    assert ack == {
+        "type": "ack",
+        "action_id": "t1",
+        "seq": progress.seq,
+        "move": {"src": "col1", "dst": "cell1", "count": 1},
+        "card": "6S",
+        "score": 0,
+        "actions": 1,
+        "foundation_cards": 0,
+        "status": "playing",
+        "can_undo": 1,
+        "ref": "r1",
+    }
 
 
 def test_resigning_ends_a_race_and_ranks_everyone() -> None:

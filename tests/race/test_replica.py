@@ -9,7 +9,7 @@ from boulanger.engine import Move
 from boulanger.race import protocol as p
 from boulanger.race.events import Acted, Joined, Logged, Started
 from boulanger.race.ids import secret_hash
-from boulanger.race.race import Duplicate, RaceMeta
+from boulanger.race.race import Answer, Duplicate, RaceMeta
 from boulanger.race.replica import GAP, Applied, Replica
 
 TO_CELL = Move("col1", "cell1", 1)
@@ -75,7 +75,7 @@ def test_whose_event_and_what_a_client_missed() -> None:
     acted = Acted(9, "p1", "a1", TO_CELL)
     assert Replica.mine(acted, [Logged(4, acted)]) == Logged(4, acted)
     assert Replica.mine(acted, [Logged(4, Acted(9, "p1", "a2", TO_CELL))]) is None
-    ours = replica.action_of("p1", Duplicate(4, None))
+    ours = replica.action_of("p1", Duplicate(Answer(4, None, None, 0, 0, 0, "resigned", 0)))
     assert ours(Logged(4, acted)) and not ours(Logged(4, Acted(9, "p2", "a1", TO_CELL)))
     assert len(replica.missed_since(1) or []) == 3
     assert replica.missed_since(4) == []

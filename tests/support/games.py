@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 from boulanger.engine import Game
+from boulanger.race.race import game_view
 
 
 def random_record(code: str, seed: int, undo_rate: float = 0.1, limit: int = 300) -> dict[str, Any]:
@@ -32,3 +33,22 @@ def random_record(code: str, seed: int, undo_rate: float = 0.1, limit: int = 300
     record = game.record()
     record["actions"] = [{**a, "t": t} for a, t in zip(record["actions"], times, strict=True)]
     return record
+
+
+def game_after(code: str, acks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The game a client keeps from its acks (docs/protocol.md, "ack"): the deal, each
+    acknowledged move made on it (an undo, which lowers ``can_undo``, taken back),
+    every ack's numbers checked; the wire's **Game** after the last one."""
+    game = Game(code)
+    status = "playing"
+    for ack in acks:
+        if ack["move"] is not None:
+            if ack["can_undo"] < game.undo_depth:
+                assert game.undo().to_dict() == ack["move"], ack
+            else:
+                game.play(ack["move"])
+        view = game_view(game, ack["status"])
+        numbers = ("score", "actions", "foundation_cards", "status", "can_undo")
+        assert {k: view[k] for k in numbers} == {k: ack[k] for k in numbers}, ack
+        status = ack["status"]
+    return game_view(game, status)

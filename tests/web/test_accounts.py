@@ -359,7 +359,7 @@ async def test_signed_in_players_race_guests_and_are_rated(
         await r_ann.start()
         for action in winning_actions:
             answer = await r_ann.move(action["src"], action["dst"], action.get("count", 1))
-        assert answer["game"]["status"] == "won"
+        assert answer["status"] == "won"
         await r_bo.act("resign")
         await guest.act("resign")
         await r_ann.wait_event("race_over")

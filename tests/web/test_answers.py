@@ -108,14 +108,14 @@ async def test_a_resign_shows_in_the_game_and_reaches_the_watchers(server: Serve
     await ann.start()
     await cy.answer("board", type="watch", player_id=bo.player_id)
     moved = await bo.act("move", src="col1", dst="cell1")
-    await cy.expect("board")
+    seen = await cy.expect("board")
     resigned = await bo.act("resign", ref="bye")
-    assert (resigned["move"], resigned["ref"]) == (None, "bye")
-    assert resigned["game"]["status"] == "resigned"
-    assert resigned["game"]["board"] == moved["game"]["board"]
-    assert resigned["game"]["actions"] == 1  # a resign is not an action
+    assert (resigned["move"], resigned["card"], resigned["ref"]) == (None, None, "bye")
+    assert resigned["status"] == "resigned"
+    assert resigned["actions"] == moved["actions"] == 1  # a resign is not an action
     final = await cy.expect("board")
-    assert final["player_id"] == bo.player_id and final["game"] == resigned["game"]
+    assert final["player_id"] == bo.player_id and final["game"]["status"] == "resigned"
+    assert final["game"] == {**seen["game"], "status": "resigned"}  # the same board
     progress = await cy.wait_event("progress", player_id=bo.player_id, status="resigned")
     assert progress["player"]["actions"] == 1
     # Back with the token: the welcome's game says resigned too.
@@ -148,6 +148,11 @@ async def test_resync_answers_end_with_resync_done(server: ServerProcess) -> Non
         assert await bo.answer("resync_done", events=True, type="resync", last_seq=last_seq) == [
             {"type": "resync_done", "seq": n}
         ]
+    # A negative last_seq: a snapshot with the player's game, however few
+    # events were missed (how a client whose own copy went wrong asks for it).
+    snapshot, done = await bo.answer("resync_done", events=True, type="resync", last_seq=-1)
+    assert snapshot["type"] == "snapshot" and snapshot["race"]["seq"] == n
+    assert snapshot["game"]["actions"] == 0 and done == {"type": "resync_done", "seq": n}
 
     # Further back than the last 256 events: a snapshot, then the end.
     for _ in range(140):

@@ -285,7 +285,7 @@ async def test_a_bot_on_todays_daily_learns_the_deal_at_its_start_and_is_held(
     for move in line:
         answer = await bot.move(move["src"], move["dst"], move["count"])
         assert answer["type"] == "ack", answer
-    assert answer["game"]["status"] == "won"
+    assert answer["status"] == "won"
     over = await bot.wait_event("race_over")
     held = over["standings"][0]["review"]
     assert held["status"] == "held" and "under 100 ms" in held["reason"]
@@ -366,7 +366,7 @@ async def test_a_solver_line_at_the_budget_is_held_and_the_same_line_at_human_pa
     human = [rng.randint(600, 900) for _ in range(14)]  # one action every 600-900 ms
 
     async def bot_wins() -> None:  # the whole line, as fast as the budget lets it through
-        assert (await _play(ann, line, budget=budget))["game"]["status"] == "won"
+        assert (await _play(ann, line, budget=budget))["status"] == "won"
 
     async def human_resigns() -> None:
         await _play(bo, line[:14], human)

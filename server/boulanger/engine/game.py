@@ -230,17 +230,22 @@ class Game:
 
         Not cached: the caller keeps the answer until the next action.
         """
-        if self.board.won:
-            return Status.WON
-        moves = self.board.legal_moves()
-        if not moves:
-            return Status.STUCK
         board = self.board
+        if board.won:
+            return Status.WON
         # Only a tight position (every cell full, no empty column) is searched:
         # that is where dead ends happen, and its reachable positions are few.
         # A free cell or an empty column makes the search large; it is skipped.
-        tight = None not in board.cells and all(board.columns)
-        if tight and board.foundation_reachable(DEAD_END_SEARCH) is False:
+        # Nor is a loose position ever stuck, so it needs no move list: a card
+        # that is not on its foundation lies in a cell or on a column, and
+        # with a free cell, a column's top card can go to it and a cell's card
+        # to it as well (cell to cell is legal, and in legal_moves); with an
+        # empty column, any of those cards can go there.
+        if None in board.cells or not all(board.columns):
+            return Status.PLAYING
+        if not board.legal_moves():
+            return Status.STUCK
+        if board.foundation_reachable(DEAD_END_SEARCH) is False:
             return Status.DEAD_END
         return Status.PLAYING
 

@@ -184,13 +184,38 @@ class Welcome(Message):
 
 @dataclass(slots=True)
 class Ack(Message):
-    """An action accepted: its seq in the log, the move made and the game after it."""
+    """An action accepted: its seq in the log, the move made (and the card it carried)
+    and the numbers of the player's game after it (the game itself is the client's to
+    keep: it applies the move)."""
 
     type: ClassVar[str] = "ack"
     action_id: str
     seq: int
     move: JsonDict | None
-    game: JsonDict
+    card: str | None
+    score: int
+    actions: int
+    foundation_cards: int
+    status: str
+    can_undo: int
+
+    def to_wire(self) -> JsonDict:
+        """:meth:`Message.to_wire`, written out: one ack per action makes it hot."""
+        data: JsonDict = {
+            "type": "ack",
+            "action_id": self.action_id,
+            "seq": self.seq,
+            "move": self.move,
+            "card": self.card,
+            "score": self.score,
+            "actions": self.actions,
+            "foundation_cards": self.foundation_cards,
+            "status": self.status,
+            "can_undo": self.can_undo,
+        }
+        if self.ref is not None:
+            data["ref"] = self.ref
+        return data
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..engine import (
     CARD_NAMES,
+    Board,
     EngineError,
     Game,
     GameCode,
@@ -27,6 +28,7 @@ from ..engine import (
     NothingToUndoError,
     Status,
 )
+from ..engine.moves import FIRST_CELL, PLACE_INDEX
 from . import protocol as p
 from .condition import Condition
 from .daily import day_over
@@ -109,10 +111,10 @@ class Player:
     # This player's events in the log (actions and resign): the condition
     # under which the next one may be appended.
     events: int = 0
-    # action_id -> (seq, move made) of the last REMEMBERED_ACTIONS actions: a
+    # action_id -> the answer to each of the last REMEMBERED_ACTIONS actions: a
     # repeated action id gets the same answer. (A client resends only what is
     # still unanswered, which the message budget keeps far below this.)
-    applied: dict[str, tuple[int, Move | None]] = field(default_factory=dict)
+    applied: dict[str, Answer] = field(default_factory=dict)
     # When each action was accepted, in ms from start_at (the record's "t").
     times: list[int] = field(default_factory=list)
     # Why the result is held for review (race.review), once it is judged.
@@ -132,12 +134,60 @@ class Player:
         return game_view(self.game, self.status)
 
 
+@dataclass(slots=True, frozen=True)
+class Answer:
+    """What an action's ``ack`` says: its event's seq, the move and the game's numbers after it.
+
+    The move is the one made (for an undo, the one taken back; None for a
+    resign) and ``card`` the card it carried (a group's highest card). The
+    client applies the move to its own copy of the game and checks it
+    against the numbers (docs/protocol.md, "ack").
+    """
+
+    seq: int
+    move: Move | None
+    card: str | None
+    score: int
+    actions: int
+    foundation_cards: int
+    status: str
+    can_undo: int
+
+    def ack(self, action_id: str, ref: str | None) -> p.Ack:
+        """The ``ack`` message of the action ``action_id``."""
+        move = None if self.move is None else self.move.to_dict()
+        return p.Ack(
+            action_id,
+            self.seq,
+            move,
+            self.card,
+            self.score,
+            self.actions,
+            self.foundation_cards,
+            self.status,
+            self.can_undo,
+            ref=ref,
+        )
+
+
 @dataclass(slots=True)
 class Duplicate:
     """The action id was applied before: answer with its ack again."""
 
-    seq: int
-    move: dict[str, Any] | None
+    answer: Answer
+
+    @property
+    def seq(self) -> int:
+        """The seq of the action's event."""
+        return self.answer.seq
+
+
+def moved_card(board: Board, move: Move) -> str:
+    """The card ``move`` carries (a group's highest), read where the move takes it from."""
+    src = PLACE_INDEX[move.src]
+    card = board.columns[src][-move.count] if src < FIRST_CELL else board.cells[src - FIRST_CELL]
+    assert card is not None
+    return CARD_NAMES[card]
 
 
 def game_view(game: Game, status: str | None = None) -> dict[str, Any]:
@@ -400,8 +450,7 @@ class Race:
         player = self.players[player_id]
         done = player.applied.get(action.action_id)
         if done is not None:
-            seq, made = done
-            return Duplicate(seq, None if made is None else made.to_dict())
+            return Duplicate(done)
         state = self.state(now)
         if state == FINISHED or (self.ends_at is not None and now >= self.ends_at):
             raise Refused("race_over", "the race is over")
@@ -531,25 +580,34 @@ class Race:
         last = player.times[-1] if player.times else 0
         player.times.append(max(last, now - (self.start_at or 0)))
         move = event.move
+        game = player.game
         if move is None:
-            move = player.game.undo()
+            move = game.undo()
+            card = moved_card(game.board, move)  # back where the move took it from
         else:
-            player.game.play(move)
-        status = player.game.status
+            card = moved_card(game.board, move)
+            game.play(move)
+        status = game.status
         player.status = _PLAYER_STATUS[status]
         if status is Status.WON:
             player.won_at = now
-        return self._player_event(seq, player, event.action_id, now, move)
+        return self._player_event(seq, player, event.action_id, now, move, card)
 
     def _resigned(self, seq: int, event: Resigned) -> p.Message:
         player = self.players[event.player_id]
         # The game's own status says so too (its ack, welcome and board).
         player.resigned = True
         player.status = PlayerStatus.RESIGNED
-        return self._player_event(seq, player, event.action_id, event.at, None)
+        return self._player_event(seq, player, event.action_id, event.at, None, None)
 
     def _player_event(
-        self, seq: int, player: Player, action_id: str, now: int, move: Move | None
+        self,
+        seq: int,
+        player: Player,
+        action_id: str,
+        now: int,
+        move: Move | None,
+        card: str | None,
     ) -> p.Message:
         """What an action and a resign have in common: the player's standing sent to all."""
         player.events += 1
@@ -557,7 +615,17 @@ class Race:
         if player.done:
             self._judge(player)
         applied = player.applied
-        applied[action_id] = (seq, move)
+        game = player.game
+        applied[action_id] = Answer(
+            seq,
+            move,
+            card,
+            game.score,
+            game.actions,
+            game.board.foundation_cards,
+            player.status.value,
+            game.undo_depth,
+        )
         if len(applied) > REMEMBERED_ACTIONS:
             del applied[next(iter(applied))]  # the oldest: dicts keep insertion order
         # The order of everyone, but the standing of the one who acted only:

@@ -153,7 +153,7 @@ class Replica:
         ids = (
             []
             if player is None
-            else [a for a, (s, _) in player.applied.items() if s == duplicate.seq]
+            else [a for a, answer in player.applied.items() if answer.seq == duplicate.seq]
         )
 
         def ours(logged: Logged) -> bool:

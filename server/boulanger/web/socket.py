@@ -19,7 +19,6 @@ from .. import codec
 from ..broker import BrokerUnavailable
 from ..race import protocol as p
 from ..race.errors import Refused
-from ..race.events import Acted
 from ..race.ids import new_player_id, new_secret
 from ..race.race import Duplicate
 from ..race.states import Role
@@ -212,8 +211,8 @@ class RaceSession(Session):
         return codec.encode(welcome)
 
     def _resync(self, last_seq: int, ref: str | None) -> None:
-        """The events after ``last_seq`` (or a snapshot when more than a few are missed),
-        then ``resync_done``.
+        """The events after ``last_seq`` (or a snapshot when more than a few are missed,
+        or when ``last_seq`` is negative), then ``resync_done``.
 
         What a resync sends counts against a budget of its own (a snapshot as
         :data:`SNAPSHOT_COST` events): a 40-byte request must not buy a
@@ -222,7 +221,9 @@ class RaceSession(Session):
         ``resync_done``'s seq reaches the client live, in order.
         """
         race = self.hub.race
-        missed = self.hub.missed_since(last_seq, RESYNC_EVENTS_MAX)
+        # A negative last_seq asks for the snapshot, however few events it missed:
+        # a client whose own game disagrees with an ack's numbers asks so.
+        missed = None if last_seq < 0 else self.hub.missed_since(last_seq, RESYNC_EVENTS_MAX)
         cost = SNAPSHOT_COST if missed is None else len(missed)
         if not self.resync_budget.take(cost):
             self.fault("bad_message", "too many resyncs: slow down", CLOSE_POLICY, ref=ref)
@@ -243,20 +244,13 @@ class RaceSession(Session):
         result = await self.hub.submit(
             lambda: race.decide_action(player_id, action, now_ms()), player_id
         )
-        move: dict[str, Any] | None = None
-        if isinstance(result, Duplicate):
-            seq, move = result.seq, result.move
-        else:
+        # The answer the race remembers for this action id (the same for a resend).
+        # (The race read again: a failover may have had it rebuilt meanwhile.)
+        answer = result.answer if isinstance(result, Duplicate) else None
+        if answer is None:
             assert result is not None
-            seq = result.seq
-            event = result.event
-            if isinstance(event, Acted) and event.move is not None:
-                move = event.move.to_dict()
-            elif isinstance(event, Acted):  # an undo: the move taken back
-                undone = race.players[player_id].applied[action.action_id][1]
-                move = None if undone is None else undone.to_dict()
-        game = race.players[player_id].view()
-        self.conn.send(codec.encode(p.Ack(action.action_id, seq, move, game, ref=action.ref)))
+            answer = self.hub.race.players[player_id].applied[action.action_id]
+        self.conn.send(codec.encode(answer.ack(action.action_id, action.ref)))
 
     def _watch(self, player_id: str | None, ref: str | None) -> None:
         race = self.hub.race
