@@ -16,21 +16,10 @@ from boulanger.broker import (
     open_broker,
     race_channel,
 )
+from support.listeners import Collector
 from support.servers import RedisProcess
 
 from .conftest import eventually, parsed, subscribed, text
-
-
-class Collector:
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-        self.resyncs = 0
-
-    def on_message(self, data: str) -> None:
-        self.messages.append(data)
-
-    def on_resync(self) -> None:
-        self.resyncs += 1
 
 
 async def test_append_is_conditional_and_ordered(broker: Broker) -> None:

@@ -13,10 +13,10 @@ from boulanger.broker import AppendRefused, BrokerUnavailable, Condition, race_c
 from boulanger.broker.cluster import RedisClusterBroker
 from boulanger.broker.redis.appender import NotReplicated
 from boulanger.broker.slots import key_slot
+from support.listeners import Collector
 from support.servers import RedisCluster
 
 from .conftest import eventually, parsed, started, subscribed, text
-from .test_brokers import Collector
 
 
 async def mapped(broker: RedisClusterBroker) -> RedisClusterBroker:

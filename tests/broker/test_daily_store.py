@@ -19,23 +19,13 @@ from boulanger.broker.daily import (
 )
 from boulanger.broker.redis.daily import RedisDailyStore, unpack_record
 from boulanger.race.daily import FIRST_DAY, DailyEntry, expires_at, ranking_key, today
+from support.listeners import Collector
 from support.servers import RedisProcess
 
 from .conftest import eventually, subscribed
 
 RETENTION = 100_000  # days: the test dates lie in the past
 _days = itertools.count()
-
-
-class Collector:
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    def on_message(self, data: str) -> None:
-        self.messages.append(data)
-
-    def on_resync(self) -> None:
-        pass
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ import pytest
 
 from boulanger.broker import open_broker
 from boulanger.broker.redis import RedisBroker
+from support.listeners import Collector
 from support.servers import RedisProcess
 
 from .conftest import eventually, started, subscribed
-from .test_brokers import Collector
 
 
 @pytest.fixture

@@ -23,24 +23,12 @@ from boulanger.broker import Broker, open_broker, race_channel
 from boulanger.web.app import create_app
 from boulanger.web.connection import CLOSE_REPLACED
 from boulanger.web.settings import Settings
+from support.listeners import Collector
 from support.racer import Racer, create_race
 from support.servers import RedisCluster, RedisProcess, ServerProcess, free_port
 
 CODE = "BK1-C4-AAAAAAB"
 ENV = {"BOULANGER_COUNTDOWN_MS": "100"}
-
-
-class Heard:
-    """Every text of the channels it listens to, as the broker delivers them."""
-
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    def on_message(self, data: str) -> None:
-        self.messages.append(data)
-
-    def on_resync(self) -> None:
-        pass
 
 
 @contextlib.asynccontextmanager
@@ -109,9 +97,9 @@ async def deployment(
             await broker.close()
 
 
-async def _listening(broker: Broker, race_id: str) -> tuple[Heard, Heard]:
+async def _listening(broker: Broker, race_id: str) -> tuple[Collector, Collector]:
     """A listener on the race's channel and one on the control channel, both live."""
-    race, control = Heard(), Heard()
+    race, control = Collector(), Collector()
     await broker.subscribe(race_channel(race_id), race)
     await broker.subscribe_control(control)
     # Redis confirms a subscription on its own time: probes until both come back.
