@@ -10,7 +10,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from boulanger.broker import Broker, open_broker
+from boulanger.broker import Broker, BrokerUnavailable, open_broker
 from boulanger.broker.daily import (
     STREAK_BATCH,
     DailyStore,
@@ -23,6 +23,7 @@ from support.listeners import Collector
 from support.servers import RedisProcess
 
 from .conftest import eventually, subscribed
+from .test_accounts_store import HandshakeRace
 
 RETENTION = 100_000  # days: the test dates lie in the past
 _days = itertools.count()
@@ -243,3 +244,24 @@ async def test_redis_entries_survive_a_restart() -> None:
         await broker.close()
     finally:
         redis.cleanup()
+
+
+@pytest.mark.parametrize("broker", ["redis"], indirect=True)
+async def test_a_client_s_broken_handshake_is_unavailable(broker: Broker) -> None:
+    """The daily store on redis-py's client says the store is unavailable (a typed
+    error, answered 503) when the cluster client breaks a handshake, as the accounts'
+    store does: never a bare AttributeError."""
+    store = broker.daily_store(7)
+    assert isinstance(store, RedisDailyStore)
+    broken = HandshakeRace(store.redis)
+    flaky = RedisDailyStore(broken, 7)
+    day = date(2026, 11, 30)
+    for call in (
+        lambda: flaky.attempt(day, "k" * 16),
+        lambda: flaky.won_days("k" * 16, day, 5),
+    ):
+        broken.failures = 1
+        with pytest.raises(BrokerUnavailable):
+            await call()
+        assert broken.failures == 0
+    assert await flaky.attempt(day, "k" * 16) is None

@@ -30,16 +30,15 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import contextlib
 import json
 import secrets
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .base import BrokerUnavailable
-from .errors import redis_errors
+from .errors import redis_client_errors
 
 
 class KeyValue(abc.ABC):
@@ -256,7 +255,7 @@ class RedisKeyValue(KeyValue):
         commands that are safe to run twice (a read, an overwrite, or a marked write)."""
         for attempt in range(1, TRIES + 1):
             try:
-                with _client_errors():
+                with redis_client_errors():
                     return await command(*args, **kw)
             except BrokerUnavailable:
                 if attempt == TRIES:
@@ -275,14 +274,14 @@ class RedisKeyValue(KeyValue):
     async def set_nx(self, key: str, value: str, ttl_s: float | None = None) -> bool:
         # Not resent: after a lost answer a resend would find its own write.
         px = None if ttl_s is None else int(ttl_s * 1000)
-        with _client_errors():
+        with redis_client_errors():
             return bool(await self.redis.set(key, value, px=px, nx=True))
 
     async def delete(self, key: str) -> None:
         await self._again(self.redis.delete, key)
 
     async def incr(self, key: str, ttl_s: float) -> int:
-        with _client_errors():
+        with redis_client_errors():
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.incr(key)
                 pipe.pexpire(key, int(ttl_s * 1000), nx=True)
@@ -290,7 +289,7 @@ class RedisKeyValue(KeyValue):
         return int(count)
 
     async def push(self, key: str, value: str, cap: int) -> None:
-        with _client_errors():
+        with redis_client_errors():
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.lpush(key, value)
                 pipe.ltrim(key, 0, cap - 1)
@@ -306,7 +305,7 @@ class RedisKeyValue(KeyValue):
         )
 
     async def zrem(self, key: str, member: str) -> None:
-        with _client_errors():
+        with redis_client_errors():
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.zrem(key, member)
                 pipe.hdel(f"{key}:versions", member)
@@ -315,22 +314,6 @@ class RedisKeyValue(KeyValue):
     async def ztop(self, key: str, limit: int) -> list[tuple[str, float]]:
         found = await self._again(self.redis.zrevrange, key, 0, limit - 1, withscores=True)
         return [(str(member), float(score)) for member, score in found]
-
-
-@contextlib.contextmanager
-def _client_errors() -> Iterator[None]:
-    """Redis's errors as :class:`BrokerUnavailable` (see ``redis_errors``), and one more.
-
-    redis-py's cluster client (8.1) sometimes raises AttributeError ("'NoneType'
-    object has no attribute 'writelines'") when many commands at once open
-    connections: one task's connection is closed under another's handshake. The
-    command was then not sent, or its answer lost: the store is unavailable for it.
-    """
-    with redis_errors():
-        try:
-            yield
-        except AttributeError as error:
-            raise OSError(f"redis client: {error}") from error
 
 
 # -- accounts on top -------------------------------------------------------------

@@ -17,3 +17,20 @@ def redis_errors() -> Iterator[None]:
         yield
     except (RedisError, OSError) as error:
         raise BrokerUnavailable(str(error)) from error
+
+
+@contextlib.contextmanager
+def redis_client_errors() -> Iterator[None]:
+    """:func:`redis_errors` around calls to redis-py's clients, and one error more.
+
+    redis-py's cluster client (8.1) sometimes raises AttributeError ("'NoneType'
+    object has no attribute 'writelines'") when many commands at once open
+    connections: one task's connection is closed under another's handshake. The
+    command was then not sent, or its answer lost: the store is unavailable for it.
+    Kept to the blocks that call the client: elsewhere an AttributeError is a bug to see.
+    """
+    with redis_errors():
+        try:
+            yield
+        except AttributeError as error:
+            raise OSError(f"redis client: {error}") from error

@@ -44,7 +44,7 @@ from ...race.daily import (
     ranking_key,
 )
 from ..daily import DailyStore, Page, Recorded, _check_page, daily_channel
-from ..errors import redis_errors
+from ..errors import redis_client_errors
 
 # The key of a day's leaderboard (the sorted set) ends with "board": stored
 # days keep their key, since a new name would orphan every day retained.
@@ -126,7 +126,7 @@ class RedisDailyStore(DailyStore):
 
     async def claim_attempt(self, day: date, key_hash: str, race_id: str) -> str:
         key = _day_key(day, "attempts")
-        with redis_errors():
+        with redis_client_errors():
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.hsetnx(key, key_hash, race_id)
                 pipe.hget(key, key_hash)
@@ -135,7 +135,7 @@ class RedisDailyStore(DailyStore):
         return str(claimed)
 
     async def attempt(self, day: date, key_hash: str) -> str | None:
-        with redis_errors():
+        with redis_client_errors():
             found = await self.redis.hget(_day_key(day, "attempts"), key_hash)
         return None if found is None else str(found)
 
@@ -158,7 +158,7 @@ class RedisDailyStore(DailyStore):
             day.isoformat(),
             "1" if entry.review is not None else "0",
         ]
-        with redis_errors():
+        with redis_client_errors():
             created, key, rank = await self._record(keys=keys, args=args)
             key = str(key)
             place = None if int(rank) < 0 else int(rank) + 1
@@ -183,7 +183,7 @@ class RedisDailyStore(DailyStore):
         # Not one script: an entry is written once and never moves, so nothing
         # else writes it between this read and this write.
         entries = _day_key(day, "entries")
-        with redis_errors():
+        with redis_client_errors():
             key = await self.redis.hget(_day_key(day, "players"), key_hash)
             if key is None:
                 return False
@@ -198,7 +198,7 @@ class RedisDailyStore(DailyStore):
     async def page(self, day: date, offset: int, limit: int) -> Page:
         _check_page(offset, limit)
         keys = [_day_key(day, LEADERBOARD), _day_key(day, "entries")]
-        with redis_errors():
+        with redis_client_errors():
             answer = await self._page(keys=keys, args=[offset, limit])
         total, pairs = int(answer[0]), answer[1:]
         entries = [
@@ -208,7 +208,7 @@ class RedisDailyStore(DailyStore):
         return Page(total, entries)
 
     async def player(self, day: date, key_hash: str) -> RankedEntry | None:
-        with redis_errors():
+        with redis_client_errors():
             key = await self.redis.hget(_day_key(day, "players"), key_hash)
             if key is None:
                 return None
@@ -223,12 +223,12 @@ class RedisDailyStore(DailyStore):
         return RankedEntry(place, entry_id, DailyEntry.from_dict(json.loads(text)))
 
     async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None:
-        with redis_errors():
+        with redis_client_errors():
             text = await self.redis.hget(_day_key(day, "records"), str(entry_id))
         return None if text is None else unpack_record(text)
 
     async def won_days(self, key_hash: str, upto: date, limit: int) -> list[date]:
-        with redis_errors():
+        with redis_client_errors():
             found = await self.redis.zrevrangebyscore(
                 _won_key(key_hash), day_number(upto), "-inf", start=0, num=limit
             )
