@@ -66,6 +66,9 @@ export class ReplayPage {
     this.frame = 0;
     this.last = 0;
     this.people = null;
+    // After a step: how many actions of all games are shown (two may share a
+    // millisecond, so a time alone cannot say); null while the clock decides.
+    this.cursor = null;
   }
 
   async mount() {
@@ -149,8 +152,9 @@ export class ReplayPage {
 
   // Draw every game at `now`.
   show() {
-    for (const game of this.games) {
-      const frame = frameAt(game.frames, this.now);
+    const counts = this.cursor === null ? null : this.shownCounts(this.cursor);
+    this.games.forEach((game, i) => {
+      const frame = counts ? game.frames[counts[i]] : frameAt(game.frames, this.now);
       if (game.shown !== frame) {
         game.shown = frame;
         game.view.update(frame.board, { interactive: false });
@@ -163,7 +167,7 @@ export class ReplayPage {
           done ? h('span', { class: 'stat won' }, `won in ${clock(last.t || 0)}`) : null);
         game.line.textContent = frame.line || 'The deal';
       }
-    }
+    });
     this.clockEl.textContent = `${clock(this.now)} / ${clock(this.end)}`;
     if (Number(this.scrubber.value) !== Math.round(this.now)) this.scrubber.value = String(Math.round(this.now));
     this.playButton.textContent = this.playing ? 'Pause' : 'Play';
@@ -176,6 +180,7 @@ export class ReplayPage {
   }
 
   play() {
+    this.cursor = null;
     if (this.now >= this.end) this.now = 0;
     this.playing = true;
     this.last = performance.now();
@@ -203,18 +208,50 @@ export class ReplayPage {
   }
 
   seek(ms) {
+    this.cursor = null;
     this.now = Math.max(0, Math.min(this.end, ms));
     this.show();
   }
 
-  // To the next (or previous) action of any game shown.
+  // Every action of every game shown, in the order they happened (by time,
+  // then game): each step of the controls is one of them.
+  actions() {
+    if (!this.order) {
+      this.order = this.games.flatMap((g, game) => g.frames.slice(1).map((f, i) => ({ t: f.t || 0, game, frame: i + 1 })));
+      this.order.sort((a, b) => a.t - b.t || a.game - b.game || a.frame - b.frame);
+    }
+    return this.order;
+  }
+
+  // Each game's frame once the first `count` actions of all of them are made.
+  shownCounts(count) {
+    const counts = this.games.map(() => 0);
+    for (const action of this.actions().slice(0, count)) counts[action.game] = action.frame;
+    return counts;
+  }
+
+  // To `count` actions of all games made, the clock at the last of them.
+  showActions(count) {
+    const order = this.actions();
+    this.cursor = Math.max(0, Math.min(order.length, count));
+    this.now = this.cursor ? order[this.cursor - 1].t : 0;
+    this.show();
+  }
+
+  // To the next (or previous) action of any game shown: one action a step,
+  // even when two were made in the same millisecond.
   step(direction) {
     this.pause();
-    const times = this.games.flatMap((g) => g.frames.map((f) => f.t || 0));
-    const next = direction > 0
-      ? Math.min(...times.filter((t) => t > this.now), this.end)
-      : Math.max(...times.filter((t) => t < this.now), 0);
-    this.seek(next);
+    const done = this.cursor ?? this.actions().filter((a) => a.t <= this.now).length;
+    this.showActions(done + direction);
+  }
+
+  // The first game at its frame `frame`, the others as they were then.
+  jumpTo(frame) {
+    this.pause();
+    const order = this.actions();
+    const at = order.findIndex((a) => a.game === 0 && a.frame === Math.max(1, frame));
+    this.showActions(frame > 0 ? at + 1 : at);
   }
 
   // The solver's review of the first game: the move that lost it, or par and the longest detour.
@@ -230,7 +267,7 @@ export class ReplayPage {
       return;
     }
     if (this.destroyed) return;
-    const jump = (action, label) => h('button', { type: 'button', class: 'link-button', onclick: () => { this.pause(); this.seek(game.frames[action].t || 0); } }, label);
+    const jump = (action, label) => h('button', { type: 'button', class: 'link-button', onclick: () => this.jumpTo(action) }, label);
     const detour = review.detour
       ? h('p', {}, `Longest detour: moves ${review.detour.from} to ${review.detour.to} (${review.detour.actions} moves${review.detour.ms !== null ? `, ${(review.detour.ms / 1000).toFixed(1)} s` : ''}) came back to where they began. `, jump(review.detour.from - 1, 'See it'))
       : null;

@@ -132,6 +132,44 @@ def test_two_replays_side_by_side_play_step_and_scrub(
     assert text.count("\n") >= 1 and "→" in text
 
 
+def test_a_step_is_one_action_even_when_two_share_a_millisecond(players: Any) -> None:
+    """Two actions may be accepted in the same millisecond: a step still makes one."""
+    viewer = players("replay-steps", **DESKTOP)
+    viewer.page.goto(f"{viewer.base}/")
+    seen = viewer.page.evaluate(
+        """async () => {
+            const { ReplayPage } = await import('/static/replay.js');
+            const page = new ReplayPage(document.createElement('main'), null, [], () => {});
+            page.show = () => {};
+            const frames = (times) => [{ t: 0 }, ...times.map((t) => ({ t }))];
+            page.games = [{ frames: frames([5, 5, 9]) }, { frames: frames([5, 7]) }];
+            page.end = 9;
+            const at = () => [...page.shownCounts(page.cursor), page.now];
+            const seen = [];
+            for (let i = 0; i < 6; i += 1) { page.step(1); seen.push(at()); }
+            page.step(-1); seen.push(at());
+            page.seek(5); page.step(1); seen.push(at());
+            page.seek(5); page.step(-1); seen.push(at());
+            page.jumpTo(2); seen.push(at());
+            page.jumpTo(0); seen.push(at());
+            return seen;
+        }"""
+    )
+    assert seen == [
+        [1, 0, 5],
+        [2, 0, 5],
+        [2, 1, 5],
+        [2, 2, 7],
+        [3, 2, 9],
+        [3, 2, 9],  # the end: no further
+        [2, 2, 7],
+        [2, 2, 7],  # at 5 ms all three actions of that time are shown; the next is at 7
+        [2, 0, 5],
+        [2, 0, 5],  # the first game's second frame, the second game not yet moved
+        [0, 0, 0],
+    ]
+
+
 def test_four_replays_fit_a_desktop(players: Any, finished: dict[str, str]) -> None:
     viewer = players("viewer-four", **DESKTOP)
     race = finished["race"]
