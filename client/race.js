@@ -235,6 +235,7 @@ export class RaceView {
         return this.render();
       case 'progress':
         if (msg.player) progressEvent(this, this.players.get(msg.player.player_id), msg.player);
+        if (msg.player) this.judged(msg.player);
         this.setPlayer(msg.player);
         if (msg.leaderboard) this.race.leaderboard = msg.leaderboard;
         if (msg.race_state) this.race.state = msg.race_state;
@@ -452,6 +453,15 @@ export class RaceView {
     }
     this.hint = null;
     this.render();
+  }
+
+  // Whether my position is stuck or a dead end is judged once I pause, and
+  // comes as my standing's status (an ack says only won or playing).
+  judged(standing) {
+    const game = this.confirmed;
+    if (standing.player_id !== this.me || !game || standing.actions !== game.actions) return;
+    if (game.status === 'won' || game.status === 'resigned' || standing.status === 'resigned') return;
+    this.confirmed = { ...game, status: standing.status };
   }
 
   // My copy of my game went wrong: ask for the truth (a negative last_seq

@@ -12,11 +12,13 @@ from boulanger.race.events import (
     Ended,
     Event,
     Joined,
+    Judged,
     Logged,
     RematchOpened,
     Resigned,
     Started,
 )
+from boulanger.race.states import PlayerStatus
 
 # Each event type as a log holds it (the bytes written before events had types).
 LOGGED: list[tuple[Event, str]] = [
@@ -37,6 +39,10 @@ LOGGED: list[tuple[Event, str]] = [
     (
         Resigned(11, "p2", "r"),
         '{"kind":"resign","at":11,"player_id":"p2","action_id":"r"}',
+    ),
+    (
+        Judged(13, "p2", PlayerStatus.DEAD_END),
+        '{"kind":"status","at":13,"player_id":"p2","status":"dead_end"}',
     ),
     (Ended(12, "all_done"), '{"kind":"over","at":12,"reason":"all_done"}'),
     (

@@ -28,12 +28,13 @@ from .race.events import (
     Ended,
     Event,
     Joined,
+    Judged,
     Logged,
     RematchOpened,
     Resigned,
     Started,
 )
-from .race.states import EndReason
+from .race.states import EndReason, PlayerStatus
 
 # Deeper JSON is refused before parsing: no message nests beyond 2 levels,
 # and parsing deeper text costs stack (thousands of "[" raise RecursionError).
@@ -151,6 +152,8 @@ def event_to_dict(event: Event) -> dict[str, Any]:
             }
         case Resigned(at, player_id, action_id):
             return {"kind": "resign", "at": at, "player_id": player_id, "action_id": action_id}
+        case Judged(at, player_id, status):
+            return {"kind": "status", "at": at, "player_id": player_id, "status": str(status)}
         case Joined(at, player_id, name, host, token_hash, signed_in, rating):
             joined = {
                 "kind": "join",
@@ -183,6 +186,8 @@ def event_from_dict(data: dict[str, Any]) -> Event:
         return Acted(at, data["player_id"], data["action_id"], move)
     if kind == "resign":
         return Resigned(at, data["player_id"], data["action_id"])
+    if kind == "status":
+        return Judged(at, data["player_id"], PlayerStatus(data["status"]))
     if kind == "join":
         return Joined(
             at,

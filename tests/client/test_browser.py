@@ -21,6 +21,7 @@ import time
 import urllib.request
 from typing import Any
 
+import pytest
 from playwright.sync_api import expect
 from websockets.sync.client import connect
 
@@ -29,6 +30,7 @@ from boulanger.engine.cards import Suit
 from boulanger.engine.moves import FIRST_CELL, FOUNDATION, PLACE_NAMES
 from boulanger.race import daily as d
 from support.days import clear_of_midnight
+from support.games import random_record
 from support.servers import ServerProcess
 
 from .conftest import Player
@@ -396,6 +398,35 @@ def test_illegal_drop_snaps_back_with_the_reason(players: Any) -> None:
     banner = solo.page.locator(".banner.status-stuck")
     expect(banner).to_contain_text("No legal move")
     expect(banner.locator("button")).to_have_text(["↶ Undo", "Resign"])
+
+
+@pytest.mark.parametrize(
+    ("size", "options"),
+    [("desktop", {}), ("phone", {"viewport": {"width": 390, "height": 844}, "has_touch": True})],
+)
+def test_a_dead_end_is_told_once_the_player_pauses(
+    players: Any, size: str, options: dict[str, Any]
+) -> None:
+    """Played into a dead end, the page says so when the server's verdict comes (after a
+    pause), with undo and resign at hand; an undo takes the banner away."""
+    p = players(f"Dead end {size}", **options)
+    practise(p)
+    for action in random_record(DEAL, 1)["actions"]:  # ten actions to a dead end
+        if "undo" in action:
+            p.page.evaluate("() => window.boulanger.sendUndo()")
+        else:
+            p.page.evaluate(
+                "(m) => window.boulanger.sendMove(m.src, m.dst, m.count)",
+                {k: action[k] for k in ("src", "dst", "count")},
+            )
+        settled(p)
+    banner = p.page.locator(".banner.status-dead_end")
+    expect(banner).to_contain_text("Dead end", timeout=10_000)
+    expect(banner.locator("button")).to_have_text(["↶ Undo", "Resign"])
+    p.screenshot(f"{size}-dead-end")
+    banner.locator("button", has_text="Undo").click()
+    settled(p)
+    expect(banner).to_have_count(0)
 
 
 def touch_drag(p: Player, move: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from boulanger.race.ids import secret_hash
 from boulanger.race.race import MAX_PLAYERS, Answer, Duplicate, Race, RaceMeta
 from boulanger.race.replica import Applied, Replica
 from boulanger.solver import solve
+from support.games import random_record
 
 CODE = "BK1-C4-AAAAAAB"
 HOST_KEY = "host-key"
@@ -343,3 +344,77 @@ def test_every_progress_event_agrees_with_the_standings() -> None:
         checked += 1
     assert log.race.players["p1"].won_at is not None and log.race.players["p2"].won_at is not None
     assert checked > 500
+
+
+def _record_moves(seed: int) -> list[p.Action]:
+    """The actions of a seeded random game of CODE that ends at a dead end or stuck."""
+    actions: list[p.Action] = []
+    for i, action in enumerate(random_record(CODE, seed)["actions"]):
+        if "undo" in action:
+            actions.append(p.Undo(f"a{i}"))
+        else:
+            actions.append(p.MoveAction(f"a{i}", action["src"], action["dst"], action["count"]))
+    return actions
+
+
+@pytest.mark.parametrize(("seed", "status"), [(1, "dead_end"), (3, "stuck")])
+def test_a_position_is_judged_once_on_demand_not_on_every_action(seed: int, status: str) -> None:
+    log = Log(countdown_ms=0)
+    log.join("Ann", "p1", host=True)
+    log.join("Bo", "p2")
+    log.start()
+    for action in _record_moves(seed):
+        message = log.act("p1", action, 10)
+        # An action says whether the game is won, nothing more.
+        assert isinstance(message, p.Progress) and message.player["status"] == "playing"
+    assert log.race.players["p1"].game.compute_status() == status
+    assert log.race.needs_judging("p1") and not log.race.needs_judging("p2")
+    judged = log.append(log.race.decide_status("p1", 20))
+    assert isinstance(judged, p.Progress) and judged.player["status"] == status
+    assert judged.player["actions"] == len(_record_moves(seed))  # not an action
+    assert log.race.players["p1"].view()["status"] == status  # the welcome's game, a board
+    # Judged: nothing more to judge, until the player acts again.
+    assert not log.race.needs_judging("p1")
+    assert log.race.decide_status("p1", 30) is None
+    assert log.race.decide_status("p2", 30) is None  # Bo's deal position: playing, as before
+    undone = log.act("p1", p.Undo("back"), 40)
+    assert isinstance(undone, p.Progress) and undone.player["status"] == "playing"
+    # Replicas apply the verdict as logged, and agree.
+    again = Replica(log.race.meta, codec)
+    for text in log.texts:
+        again.receive(text)
+    assert again.race.snapshot(50) == log.race.snapshot(50)
+    assert [s.status for s in again.race.standings()] == [s.status for s in log.race.standings()]
+
+
+def test_a_verdict_is_appended_only_while_the_player_has_not_acted_since() -> None:
+    log = Log(countdown_ms=0)
+    log.join("Ann", "p1", host=True)
+    log.start()
+    for action in _record_moves(1):
+        log.act("p1", action, 10)
+    verdict = log.race.decide_status("p1", 20)
+    assert verdict is not None
+    condition = log.race.condition(verdict)
+    assert condition.player_id == "p1"
+    log.act("p1", p.Undo("meanwhile"), 15)
+    # The log has one more of Ann's events: a broker refuses the verdict's append.
+    assert log.race.condition(verdict).player_events == condition.player_events + 1
+
+
+def test_the_end_of_a_race_judges_positions_never_judged() -> None:
+    log = Log(countdown_ms=0, time_limit_s=60)
+    log.join("Ann", "p1", host=True)
+    log.join("Bo", "p2")
+    log.start(now=0)
+    for action in _record_moves(1):
+        log.act("p1", action, 10)
+    over = log.append(log.race.decide_over(60_000))
+    assert isinstance(over, p.RaceOver)
+    assert {s["player_id"]: s["status"] for s in over.standings} == {
+        "p1": "dead_end",
+        "p2": "playing",
+    }
+    with pytest.raises(Refused):
+        log.race.decide_action("p1", p.Undo("late"), 60_001)
+    assert log.race.decide_status("p1", 60_001) is None

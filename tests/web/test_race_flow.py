@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from boulanger.solver import solve
+from support.games import random_record
 from support.racer import Racer, create_race
 from support.servers import ServerProcess
 
@@ -197,4 +198,34 @@ async def test_rematch_moves_everyone_to_a_new_race(server: ServerProcess) -> No
     welcome = await again.join("Ann", host_key=created["host_key"])
     assert welcome["race"]["host_id"] == welcome["player_id"]
     for racer in (ann, bo, again):
+        await racer.close()
+
+
+async def test_a_dead_end_is_told_to_everyone_once_its_player_pauses(
+    server: ServerProcess,
+) -> None:
+    created, (ann, bo) = await _start(server, "Ann", "Bo")
+    await ann.start()
+    await bo.until_started()
+    lost = random_record(CODE, 1)["actions"]  # ten actions to a dead end (tests/race)
+    for action in lost:
+        if "undo" in action:
+            answer = await ann.act("undo")
+        else:
+            answer = await ann.move(action["src"], action["dst"], action["count"])
+        # An ack says won or playing: the position is judged when Ann pauses.
+        assert answer["type"] == "ack" and answer["status"] == "playing", answer
+    last = answer["seq"]
+    judged = await bo.wait_event("progress", player_id=ann.player_id, status="dead_end")
+    assert judged["seq"] == last + 1 and judged["player"]["actions"] == len(lost)
+    await ann.wait_event("progress", status="dead_end")
+    # Her game says so to her too, on a new connection.
+    again = await Racer(server.ws_base, created["race_id"]).connect()
+    welcome = await again.join(token=ann.token)
+    assert welcome["game"]["status"] == "dead_end"
+    undone = await again.act("undo")
+    assert undone["type"] == "ack" and undone["status"] == "playing"
+    playing = await bo.wait_event("progress", player_id=ann.player_id, actions=len(lost) + 1)
+    assert playing["player"]["status"] == "playing"
+    for racer in (ann, again, bo):
         await racer.close()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..engine import Move
-from .states import EndReason
+from .states import EndReason, PlayerStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,23 @@ class Resigned:
 
 
 @dataclass(frozen=True, slots=True)
+class Judged:
+    """A player's position judged after a pause: ``status`` is their game's (stuck,
+    dead end, or playing again).
+
+    An action's event says only whether the game is won: the search that
+    tells a dead end runs once the player has paused, not on every action
+    (see ``RaceHub.judge_later``), and its verdict is logged so that no
+    replica searches again.
+    """
+
+    kind: ClassVar[str] = "status"
+    at: int
+    player_id: str
+    status: PlayerStatus
+
+
+@dataclass(frozen=True, slots=True)
 class Ended:
     """The race is over, for ``reason``."""
 
@@ -82,11 +99,11 @@ class RematchOpened:
     url: str
 
 
-Event = Joined | Started | Acted | Resigned | Ended | RematchOpened
+Event = Joined | Started | Acted | Resigned | Judged | Ended | RematchOpened
 # A player's own events: the ones whose append depends on that player's events only.
-PlayerEvent = Acted | Resigned
+PlayerEvent = Acted | Resigned | Judged
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls for cls in (Joined, Started, Acted, Resigned, Ended, RematchOpened)
+    cls.kind: cls for cls in (Joined, Started, Acted, Resigned, Judged, Ended, RematchOpened)
 }
 
 

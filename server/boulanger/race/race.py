@@ -33,7 +33,7 @@ from . import protocol as p
 from .condition import Condition
 from .daily import day_over
 from .errors import Refused
-from .events import Acted, Ended, Event, Joined, RematchOpened, Resigned, Started
+from .events import Acted, Ended, Event, Joined, Judged, RematchOpened, Resigned, Started
 from .ids import secret_hash, secret_matches
 from .names import clean_name, name_key
 from .review import ReviewLimits, review
@@ -388,7 +388,7 @@ class Race:
         ]
         return record
 
-    def _judge(self, player: Player) -> None:
+    def _review(self, player: Player) -> None:
         """Review the player's result once, when it is final (race.review)."""
         if player.reviewed:
             return
@@ -489,6 +489,32 @@ class Race:
             raise NoDestinationError(f"{action.card} has no destination")
         return found
 
+    def needs_judging(self, player_id: str) -> bool:
+        """Whether the player's position may be stuck or a dead end, not yet judged.
+
+        Only a tight position can be (every cell full, no empty column: see
+        ``Game.compute_status``), so most positions need no judgement at all.
+        """
+        player = self.players[player_id]
+        if player.done or player.status is not PlayerStatus.PLAYING:
+            return False
+        board = player.game.board
+        return None not in board.cells and all(board.columns)
+
+    def decide_status(self, player_id: str, now: int) -> Judged | None:
+        """The judgement of the player's position, when it changes their status.
+
+        Searched here, once, by the process that asks (after the player
+        paused); every replica applies the verdict as logged.
+        """
+        player = self.players.get(player_id)
+        if player is None or player.done or self.state(now) != RUNNING:
+            return None
+        status = _PLAYER_STATUS[player.game.compute_status()]
+        if status is player.status:
+            return None
+        return Judged(now, player_id, status)
+
     def decide_over(self, now: int) -> Ended | None:
         """The race_over event when the race should end now and has not yet."""
         if self.over_reason is not None or self.start_at is None:
@@ -518,7 +544,7 @@ class Race:
         race not being over), so it needs only their events unchanged; other
         events depend on the whole race as this replica has it.
         """
-        if isinstance(event, (Acted, Resigned)):
+        if isinstance(event, (Acted, Resigned, Judged)):
             player = self.players[event.player_id]
             return Condition(player_id=player.player_id, player_events=player.events)
         return Condition(log_length=self.seq, ends_race=isinstance(event, Ended))
@@ -535,6 +561,8 @@ class Race:
                 return self._acted(seq, event)
             case Resigned():
                 return self._resigned(seq, event)
+            case Judged():
+                return self._judged(seq, event)
             case Joined():
                 return self._joined(seq, event)
             case Started():
@@ -587,10 +615,13 @@ class Race:
         else:
             card = moved_card(game.board, move)
             game.play(move)
-        status = game.status
-        player.status = _PLAYER_STATUS[status]
-        if status is Status.WON:
+        # Won or not, nothing more: whether the position is stuck or a dead
+        # end is judged once the player pauses (a Judged event), not here.
+        if game.board.won:
+            player.status = PlayerStatus.WON
             player.won_at = now
+        else:
+            player.status = PlayerStatus.PLAYING
         return self._player_event(seq, player, event.action_id, now, move, card)
 
     def _resigned(self, seq: int, event: Resigned) -> p.Message:
@@ -599,6 +630,12 @@ class Race:
         player.resigned = True
         player.status = PlayerStatus.RESIGNED
         return self._player_event(seq, player, event.action_id, event.at, None, None)
+
+    def _judged(self, seq: int, event: Judged) -> p.Message:
+        player = self.players[event.player_id]
+        player.status = event.status
+        player.events += 1
+        return self._progress(seq, player, event.at)
 
     def _player_event(
         self,
@@ -613,7 +650,7 @@ class Race:
         player.events += 1
         player.last_at = now
         if player.done:
-            self._judge(player)
+            self._review(player)
         applied = player.applied
         game = player.game
         applied[action_id] = Answer(
@@ -628,7 +665,11 @@ class Race:
         )
         if len(applied) > REMEMBERED_ACTIONS:
             del applied[next(iter(applied))]  # the oldest: dicts keep insertion order
-        # The order of everyone, but the standing of the one who acted only:
+        return self._progress(seq, player, now)
+
+    def _progress(self, seq: int, player: Player, now: int) -> p.Progress:
+        """The ``progress`` event of a change to ``player``'s game or status."""
+        # The order of everyone, but the standing of the one who changed only:
         # this runs for every action.
         ordered = sorted(self.players.values(), key=self._leaderboard_key)
         mine = self.standing(player)
@@ -638,9 +679,14 @@ class Race:
         return p.Progress(seq, self.state(now), mine.to_wire(), leaderboard)
 
     def _ended(self, seq: int, event: Ended) -> p.Message:
+        for player in self.players.values():
+            # A position never judged (no pause since) is judged now, for the
+            # final standings: the same search in every replica.
+            if self.needs_judging(player.player_id):
+                player.status = _PLAYER_STATUS[player.game.compute_status()]
         self.over_reason = event.reason
         for player in self.players.values():
-            self._judge(player)
+            self._review(player)
         final = [s.to_wire() for s in self.standings(final=True)]
         return p.RaceOver(seq, FINISHED, self.over_reason, final)
 

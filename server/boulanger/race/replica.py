@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from . import protocol as p
-from .events import Acted, Event, Logged, Resigned, Started
+from .events import Acted, Event, Judged, Logged, Resigned, Started
 from .race import Duplicate, Race, RaceMeta
 
 # Messages kept for clients that missed a few (older ones get a snapshot).
@@ -48,9 +48,9 @@ class Applied:
 
     @property
     def board_of(self) -> str | None:
-        """The player whose board changed (watchers get it), if any."""
+        """The player whose game changed, its board or its status (watchers get it), if any."""
         event = self.logged.event
-        return event.player_id if isinstance(event, (Acted, Resigned)) else None
+        return event.player_id if isinstance(event, (Acted, Resigned, Judged)) else None
 
     @property
     def started(self) -> bool:

@@ -38,6 +38,8 @@ APPEND_ATTEMPTS = 8
 # How long an appended event may wait for the events before it over pub/sub
 # before the log is read instead.
 PUBSUB_PATIENCE_S = 0.5
+# How long a player pauses before their position is judged (see judge_later).
+JUDGE_AFTER_S = 1.0
 
 
 def now_ms() -> int:
@@ -70,8 +72,19 @@ class RaceHub:
     """One race in this process: its replica, its connections here, and the requests
     of those connections, appended to the race's log through the broker."""
 
-    def __init__(self, broker: Broker, meta: RaceMeta, on_over: OverHook | None = None) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        meta: RaceMeta,
+        on_over: OverHook | None = None,
+        judge_after_s: float = JUDGE_AFTER_S,
+    ) -> None:
         self.broker = broker
+        self.judge_after_s = judge_after_s
+        # Players of this process whose position waits to be judged: when (loop
+        # time), and the one timer each (re-armed when it fires too early).
+        self._judge_due: dict[str, float] = {}
+        self._judge_timers: dict[str, asyncio.TimerHandle] = {}
         # Called (possibly more than once, in any process) once the race is over.
         self.on_over = on_over
         self.replica = Replica(meta, codec)
@@ -113,6 +126,8 @@ class RaceHub:
         """Stop timers and tasks, and unsubscribe."""
         if self._timer is not None:
             self._timer.cancel()
+        for timer in self._judge_timers.values():
+            timer.cancel()
         for task in list(self._tasks):
             task.cancel()
         await self.broker.unsubscribe(self.channel, self)
@@ -317,6 +332,49 @@ class RaceHub:
                     ) from None
             raise Refused("try_again", "the race is busy; send it again")
 
+    # -- judging a position -------------------------------------------------
+
+    def judge_later(self, player_id: str) -> None:
+        """After the player's action here: judge their position once they pause.
+
+        Whether a position is stuck or a dead end takes a search (the largest
+        part of the race's own work on an action, docs/performance.md). A
+        player who keeps acting needs no verdict on each passing position, and
+        only tight positions can be either, so this process judges a tight one
+        when its player has not acted for ``judge_after_s``, and logs the
+        verdict when it changes their status (a ``progress`` event for all).
+        Each action only notes when the judgement is due; one timer per player
+        waits for it.
+        """
+        if not self.race.needs_judging(player_id):
+            self._judge_due.pop(player_id, None)
+            return
+        loop = asyncio.get_running_loop()
+        self._judge_due[player_id] = loop.time() + self.judge_after_s
+        if player_id not in self._judge_timers:
+            self._judge_timers[player_id] = loop.call_later(
+                self.judge_after_s, self._judge_when_due, player_id
+            )
+
+    def _judge_when_due(self, player_id: str) -> None:
+        del self._judge_timers[player_id]
+        due = self._judge_due.get(player_id)
+        if due is None:  # the player moved to a position that needs no judging
+            return
+        loop = asyncio.get_running_loop()
+        if due > loop.time():  # they acted since the timer was set: wait for the rest
+            self._judge_timers[player_id] = loop.call_later(
+                due - loop.time(), self._judge_when_due, player_id
+            )
+            return
+        del self._judge_due[player_id]
+        self._spawn(self._judge(player_id))
+
+    async def _judge(self, player_id: str) -> None:
+        # Refused: the race ended meanwhile; unavailable: the next pause judges again.
+        with contextlib.suppress(Refused, BrokerUnavailable):
+            await self.submit(lambda: self.race.decide_status(player_id, now_ms()), player_id)
+
     async def _durable(self, seq: int, ours: Callable[[Logged], bool]) -> None:
         """Before acknowledging an event found applied (a retried action), make sure
         it is as durable as an acknowledged append: raises BrokerUnavailable if not.
@@ -397,10 +455,17 @@ class Hubs:
     """This process's hubs, opened on demand and closed when idle; the listener of
     the deployment's control channel (one subscription for every race)."""
 
-    def __init__(self, broker: Broker, idle_s: float, on_over: OverHook | None = None) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        idle_s: float,
+        on_over: OverHook | None = None,
+        judge_after_s: float = JUDGE_AFTER_S,
+    ) -> None:
         self.broker = broker
         self.idle_s = idle_s
         self.on_over = on_over
+        self.judge_after_s = judge_after_s
         self._hubs: dict[str, RaceHub] = {}
         self._opening: dict[str, asyncio.Future[RaceHub | None]] = {}
 
@@ -438,7 +503,9 @@ class Hubs:
             meta = await self.broker.race_meta(race_id)
             hub = None
             if meta is not None:
-                hub = RaceHub(self.broker, RaceMeta.from_dict(meta), self.on_over)
+                hub = RaceHub(
+                    self.broker, RaceMeta.from_dict(meta), self.on_over, self.judge_after_s
+                )
                 await hub.open()
                 self._hubs[race_id] = hub
             future.set_result(hub)

@@ -55,7 +55,12 @@ class Server:
         self.daily = Daily(store, settings)
         # Accounts, sessions, histories and ratings (boulanger.web.accounts).
         self.accounts = Accounts(self)
-        self.hubs = Hubs(self.broker, settings.idle_race_s, on_over=self._race_over)
+        self.hubs = Hubs(
+            self.broker,
+            settings.idle_race_s,
+            on_over=self._race_over,
+            judge_after_s=settings.judge_after_s,
+        )
         # Per client address; in Redis when the broker is (boulanger.web.limits).
         self.addresses = AddressLimits(
             self.broker,

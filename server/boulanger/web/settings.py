@@ -55,6 +55,9 @@ class Settings:
     catalog_seed: str = ""
     # How long a finished race's replica stays in a process's memory.
     idle_race_s: float = 600.0
+    # How long a player pauses before their position is judged (stuck, dead
+    # end: a search that an action alone does not pay for; RaceHub.judge_later).
+    judge_after_s: float = 1.0
     # Daily challenge: days a day's leaderboard is kept after it ends (boulanger.web.daily).
     daily_retention_days: int = 90
     # Orders the daily deals so that nobody can work out a future day's deal

@@ -251,6 +251,7 @@ class RaceSession(Session):
             assert result is not None
             answer = self.hub.race.players[player_id].applied[action.action_id]
         self.conn.send(codec.encode(answer.ack(action.action_id, action.ref)))
+        self.hub.judge_later(player_id)
 
     def _watch(self, player_id: str | None, ref: str | None) -> None:
         race = self.hub.race
