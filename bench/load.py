@@ -1357,12 +1357,13 @@ def profile_servers(target: Target, args: argparse.Namespace) -> None:
             "--duration",
             str(seconds),
             "--rate",
-            "100",
+            str(args.profile_rate),
             "--format",
             "raw",
             "--output",
             str(out),
-            "--nonblocking",
+            # Native frames need the process stopped at each sample.
+            *(["--native"] if args.profile_native else ["--nonblocking"]),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -1654,6 +1655,10 @@ def main() -> None:
             help="scheduler priority of the run's processes (-20..19)",
         )
         p.add_argument("--profile", help="py-spy output file (first server, in the window)")
+        p.add_argument("--profile-rate", type=int, default=100, help="py-spy samples a second")
+        p.add_argument(
+            "--profile-native", action="store_true", help="py-spy --native: C frames too"
+        )
         p.add_argument("--out", help="write the results as JSON here")
         p.add_argument("--keep-logs", action="store_true", help="print the servers' log tails")
         p.add_argument("--deals", type=int, default=DEALS, help="catalog deals the races use")

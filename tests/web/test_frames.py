@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 import pytest
@@ -19,11 +19,12 @@ from starlette.websockets import WebSocket
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 from websockets.streams import StreamReader
 
 from boulanger.web.app import create_app
 from boulanger.web.connection import CLOSE_TRY_AGAIN, Connection
-from boulanger.web.frames import DirectSocket, RawSend, text_frame
+from boulanger.web.frames import DirectSocket, RawSend, Ticker, text_frame
 from boulanger.web.settings import Settings
 from support.servers import listening_socket
 
@@ -160,3 +161,70 @@ async def test_a_client_that_does_not_read_is_closed_with_1013(deflate: bool, di
     assert seen["direct"] is direct
     assert seen["code"] == CLOSE_TRY_AGAIN
     assert closed.value.rcvd is not None and closed.value.rcvd.code == CLOSE_TRY_AGAIN
+
+
+class _Transport:
+    """What a DirectSocket uses of a transport: each write kept."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+def _direct(tick_s: float) -> tuple[DirectSocket, _Transport]:
+    class Open:
+        state = State.OPEN
+        close_sent = False
+
+    transport = _Transport()
+    ticker = Ticker.of(asyncio.get_running_loop(), tick_s) if tick_s else None
+    return DirectSocket(Open(), Open(), transport, ticker), transport  # type: ignore[arg-type]
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    async with asyncio.timeout(5):
+        while not condition():
+            await asyncio.sleep(0.001)
+
+
+async def test_frames_that_may_wait_leave_together_at_the_tick() -> None:
+    tick = 0.5
+    socket, transport = _direct(tick)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for i in range(3):
+        socket.write(f"e{i}".encode(), soon=False)
+        await asyncio.sleep(0)  # turns of the loop go by: nothing is written yet
+    within_the_tick = loop.time() - start < tick  # (a stalled machine may take longer)
+    if within_the_tick:
+        assert transport.writes == [] and socket.buffered == 6
+    await _until(lambda: b"".join(transport.writes) == b"e0e1e2")
+    if within_the_tick:
+        assert transport.writes == [b"e0e1e2"]  # one write for the three
+
+
+async def test_a_frame_that_may_not_wait_takes_the_waiting_ones_along_in_order() -> None:
+    socket, transport = _direct(60.0)  # a tick that never comes within the test
+    socket.write(b"progress", soon=False)
+    socket.write(b"ack")
+    await asyncio.sleep(0)
+    assert transport.writes == [b"progressack"]
+    socket.write(b"later", soon=False)
+    socket.flush()  # as when the connection closes: nothing is left behind
+    assert transport.writes == [b"progressack", b"later"]
+
+
+async def test_without_a_tick_every_frame_leaves_at_the_end_of_its_turn() -> None:
+    socket, transport = _direct(0.0)
+    socket.write(b"a", soon=False)
+    socket.write(b"b", soon=False)
+    await asyncio.sleep(0)
+    assert transport.writes == [b"ab"]

@@ -63,7 +63,7 @@ class Connection:
     with 1013 (it can reconnect and resync).
     """
 
-    def __init__(self, websocket: WebSocket, buffer_limit: int) -> None:
+    def __init__(self, websocket: WebSocket, buffer_limit: int, tick_s: float = 0.0) -> None:
         self.websocket = websocket
         self.buffer_limit = buffer_limit
         self.closed = asyncio.Event()
@@ -74,7 +74,8 @@ class Connection:
         self.watching: str | None = None
         # Names this connection across processes (for "replaced" kicks).
         self.nonce = secrets.token_hex(8)
-        self.direct = DirectSocket.find(websocket.scope)
+        # Events that may wait (see frames.Ticker) wait at most tick_s.
+        self.direct = DirectSocket.find(websocket.scope, tick_s)
         # Without a direct socket: a queue and a writer task.
         self.queue: asyncio.Queue[str] | None = None
         self._queued_bytes = 0
@@ -83,13 +84,14 @@ class Connection:
             self.queue = asyncio.Queue()
             self._writer = asyncio.create_task(self._write_loop(self.queue))
 
-    def send(self, text: str, frame: bytes | None = None) -> None:
-        """Send a message (``frame``: the same text, framed once for many recipients)."""
+    def send(self, text: str, frame: bytes | None = None, soon: bool = True) -> None:
+        """Send a message (``frame``: the same text, framed once for many recipients;
+        ``soon`` False: it may wait for the next tick, see frames.Ticker)."""
         if self.closed.is_set():
             return
         direct = self.direct
         if direct is not None:
-            direct.write(frame or text_frame(text))
+            direct.write(frame or text_frame(text), soon)
             if direct.buffered > self.buffer_limit:
                 self._too_slow()
             return
@@ -145,8 +147,9 @@ class Connection:
             await asyncio.sleep(0.01)
 
 
-def send_to_all(connections: Iterable[Connection], text: str) -> None:
-    """One message to many connections, framed once for all of them."""
+def send_to_all(connections: Iterable[Connection], text: str, soon: bool = True) -> None:
+    """One message to many connections, framed once for all of them (``soon``: as
+    :meth:`Connection.send`)."""
     frame = text_frame(text)
     for conn in connections:
-        conn.send(text, frame)
+        conn.send(text, frame, soon)

@@ -14,6 +14,7 @@ extension such as permessage-deflate) falls back to the ASGI ``send``.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -53,6 +54,51 @@ class RawSend:
         await self.app(scope, receive, send)
 
 
+class Ticker:
+    """Flushes, once a tick, the sockets holding frames that may wait: one timer a process.
+
+    A race's ``progress`` events reach every player; at human pace a race of
+    8 makes an event every 60 ms or so, and each one was a write to each
+    socket. The frames that may wait a little (a rival's progress) are
+    written with the next frame that may not (the player's own ack, say) or
+    at the end of the tick, whichever comes first, so that a socket given
+    several events within one tick gets them in one write.
+    """
+
+    def __init__(self, tick_s: float) -> None:
+        self.tick_s = tick_s
+        self._waiting: list[DirectSocket] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop, tick_s: float) -> Ticker:
+        """The event loop's ticker of that length."""
+        tickers = _TICKERS.setdefault(loop, {})
+        ticker = tickers.get(tick_s)
+        if ticker is None:
+            ticker = tickers[tick_s] = cls(tick_s)
+        return ticker
+
+    def add(self, socket: DirectSocket) -> None:
+        """Flush ``socket`` at the end of this tick (once: it is added once a tick)."""
+        self._waiting.append(socket)
+        if self._timer is None:
+            # The loop is not kept: the table of tickers holds loops weakly.
+            self._timer = asyncio.get_running_loop().call_later(self.tick_s, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        waiting, self._waiting = self._waiting, []
+        for socket in waiting:
+            socket.flush()
+
+
+# Each event loop's tickers (a test may run several loops, one after another).
+_TICKERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, Ticker]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 class DirectSocket:
     """Writes whole frames to a uvicorn sans-I/O WebSocket's transport.
 
@@ -60,21 +106,41 @@ class DirectSocket:
     end of it: each write is a system call (on loopback the kernel delivers
     the bytes inside it), the largest cost per message once the frames are
     built once, so a busy server sends its bursts in fewer, larger writes.
+    Frames that may wait (``soon=False``) leave with the next that may not,
+    or at the end of the :class:`Ticker`'s tick.
     """
 
-    __slots__ = ("_conn", "_loop", "_pending", "_pending_bytes", "_protocol", "_transport")
+    __slots__ = (
+        "_conn",
+        "_loop",
+        "_pending",
+        "_pending_bytes",
+        "_protocol",
+        "_soon",
+        "_ticked",
+        "_ticker",
+        "_transport",
+    )
 
-    def __init__(self, protocol: Any, conn: Protocol, transport: Any) -> None:
+    def __init__(
+        self, protocol: Any, conn: Protocol, transport: Any, ticker: Ticker | None = None
+    ) -> None:
         self._protocol = protocol
         self._conn = conn
         self._transport = transport
         self._pending: list[bytes] = []
         self._pending_bytes = 0
         self._loop = asyncio.get_running_loop()
+        self._ticker = ticker
+        self._soon = False  # a flush is due at the end of this turn of the loop
+        self._ticked = False  # a flush is due at the end of the tick
 
     @classmethod
-    def find(cls, scope: MutableMapping[str, Any]) -> DirectSocket | None:
-        """The socket behind an accepted WebSocket, or None to use ASGI ``send``."""
+    def find(cls, scope: MutableMapping[str, Any], tick_s: float = 0.0) -> DirectSocket | None:
+        """The socket behind an accepted WebSocket, or None to use ASGI ``send``.
+
+        ``tick_s``: how long frames that may wait wait at most (0: not at all).
+        """
         protocol = getattr(scope.get(RAW_SEND), "__self__", None)
         conn = getattr(protocol, "conn", None)
         transport = getattr(protocol, "transport", None)
@@ -86,7 +152,8 @@ class DirectSocket:
             or conn.extensions  # e.g. permessage-deflate: frames would need compressing
         ):
             return None
-        return cls(protocol, conn, transport)
+        loop = asyncio.get_running_loop()
+        return cls(protocol, conn, transport, Ticker.of(loop, tick_s) if tick_s > 0 else None)
 
     @property
     def open(self) -> bool:
@@ -96,15 +163,25 @@ class DirectSocket:
             and not self._transport.is_closing()
         )
 
-    def write(self, frame: bytes) -> None:
-        """Send one frame at the end of this turn of the loop (dropped once closing)."""
-        if not self._pending:
-            self._loop.call_soon(self.flush)
+    def write(self, frame: bytes, soon: bool = True) -> None:
+        """Send one frame at the end of this turn of the loop, or (``soon`` False) at the
+        latest at the end of the tick; frames leave in the order written (dropped once
+        closing)."""
         self._pending.append(frame)
         self._pending_bytes += len(frame)
+        if self._soon:
+            return
+        ticker = self._ticker
+        if soon or ticker is None:
+            self._soon = True
+            self._loop.call_soon(self.flush)
+        elif not self._ticked:
+            self._ticked = True
+            ticker.add(self)
 
     def flush(self) -> None:
         """Write the frames waiting, in one go; the close handshake comes after them."""
+        self._soon = self._ticked = False
         pending = self._pending
         if not pending:
             return

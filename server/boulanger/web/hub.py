@@ -213,8 +213,10 @@ class RaceHub:
             for seq, waiter in self._waiters:
                 if seq <= self.race.seq and not waiter.done():
                     waiter.set_result(None)
-        send_to_all(self.connections, applied.text)
         player_id = applied.board_of
+        # A player's progress may wait for the tick (web.frames.Ticker): the
+        # player's own ack takes theirs at once; joins, the start and the end go now.
+        send_to_all(self.connections, applied.text, soon=player_id is None)
         if player_id is not None:
             self._send_board(player_id)  # after a resign: the board's final status
         elif applied.started:
@@ -232,7 +234,7 @@ class RaceHub:
             ]
         if watchers:
             game = race.players[player_id].view()
-            send_to_all(watchers, codec.encode(p.BoardUpdate(player_id, game)))
+            send_to_all(watchers, codec.encode(p.BoardUpdate(player_id, game)), soon=False)
 
     def _arm_timer(self) -> None:
         if self._timer is not None:

@@ -79,7 +79,9 @@ class Session:
         self.server = server
         self.settings = server.settings
         self.websocket = websocket
-        self.conn = Connection(websocket, self.settings.outbound_buffer_bytes)
+        self.conn = Connection(
+            websocket, self.settings.outbound_buffer_bytes, self.settings.event_tick_ms / 1000
+        )
         self.budget = TokenBucket(self.settings.message_burst, self.settings.messages_per_second)
 
     # -- what subclasses fill in ---------------------------------------------

@@ -32,6 +32,9 @@ class Settings:
     max_frame_bytes: int = 16 * 1024
     ping_interval_s: float = 15.0
     idle_timeout_s: float = 45.0
+    # How long a player's progress may wait to leave with the next frames to the
+    # same socket (one write for several events; web.frames.Ticker); 0: never.
+    event_tick_ms: float = 20.0
     # A client further behind than this is closed with 1013.
     outbound_buffer_bytes: int = 256 * 1024
     message_burst: int = 40
