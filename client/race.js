@@ -58,6 +58,9 @@ export class RaceView {
     this.startSent = false;
     this.rematchSent = false;
     this.hint = null;
+    // The resign button's first click arms it; kept here, not on the button, so
+    // that a re-render between the two clicks (a rival's progress) keeps it armed.
+    this.resignArm = new Arm(() => this.resign(), () => this.render());
     this.conn = null;
     this.frame = 0;
     this.feed = []; // the event feed, newest first
@@ -92,6 +95,7 @@ export class RaceView {
     cancelAnimationFrame(this.frame);
     clearTimeout(this.startTimeout);
     clearInterval(this.ticker);
+    this.resignArm.disarm();
     document.removeEventListener('keydown', this.onKey);
     this.boardView.destroy();
     if (this.ghost) this.ghost.destroy();
@@ -779,7 +783,7 @@ export class RaceView {
       h('span', { class: 'actions' },
         h('button', { type: 'button', class: 'undo', disabled: !playing || !view.can_undo, onclick: () => this.sendUndo(), title: 'Undo (u)' }, '↶ Undo'),
         this.race.practice ? h('button', { type: 'button', class: 'hint', disabled: !playing, onclick: () => this.askHint(), title: 'Hint (h)' }, 'Hint') : null,
-        playing ? resignButton(() => this.resign()) : null),
+        playing ? resignButton(this.resignArm) : null),
       me && me.rank && !this.solo() ? h('span', { class: 'rank' }, `${ordinal(me.rank)} place`) : null);
   }
 
@@ -850,7 +854,7 @@ export class RaceView {
         : 'Dead end: no move left can bring another card to a foundation. Undo some moves, or resign.';
       if (phase === 'running') {
         buttons.push(h('button', { type: 'button', disabled: !view.can_undo, onclick: () => this.sendUndo() }, '↶ Undo'));
-        buttons.push(resignButton(() => this.resign()));
+        buttons.push(resignButton(this.resignArm));
       }
     }
     if (text) el.appendChild(h('div', { class: `banner status-${status}`, role: 'status' }, text, ' ', buttons));
@@ -1051,24 +1055,44 @@ export function info(label, text) {
   return h('span', { class: 'info-wrap' }, button, box);
 }
 
-function resignButton(run) {
-  const button = h('button', { type: 'button', class: 'resign' }, 'Resign');
-  let armed = 0;
-  button.addEventListener('click', () => {
-    if (armed) {
-      clearTimeout(armed);
-      run();
+function resignButton(arm) {
+  const armed = arm.armed();
+  const button = h('button', { type: 'button', class: armed ? 'resign armed' : 'resign' }, armed ? 'Really resign?' : 'Resign');
+  button.addEventListener('click', () => arm.click());
+  return button;
+}
+
+// A two-click confirmation: the first click arms for three seconds, the
+// second runs. Rendering asks armed(); every change of state redraws.
+class Arm {
+  constructor(run, redraw) {
+    this.run = run;
+    this.redraw = redraw;
+    this.timer = 0;
+  }
+
+  armed() {
+    return this.timer !== 0;
+  }
+
+  click() {
+    if (this.armed()) {
+      this.disarm();
+      this.run();
+      this.redraw();
       return;
     }
-    button.textContent = 'Really resign?';
-    button.classList.add('armed');
-    armed = setTimeout(() => {
-      armed = 0;
-      button.textContent = 'Resign';
-      button.classList.remove('armed');
+    this.timer = setTimeout(() => {
+      this.timer = 0;
+      this.redraw();
     }, 3000);
-  });
-  return button;
+    this.redraw();
+  }
+
+  disarm() {
+    clearTimeout(this.timer);
+    this.timer = 0;
+  }
 }
 
 export function cellsText(cells) {

@@ -309,6 +309,30 @@ def test_two_players_race_one_deal(players: Any) -> None:
     expect(ann.page.locator(".players .name", has_text="Bo")).to_be_visible()
 
 
+def test_an_armed_resign_outlives_a_rivals_progress(players: Any) -> None:
+    """The first click arms the resign button for three seconds; a rival's move
+    re-renders the page in between, and the second click still resigns."""
+    ann, bo = players("Ann"), players("Bo")
+    link = create_race(ann)
+    join(bo, link)
+    expect(ann.page.locator(".players .name", has_text="Bo")).to_be_visible()
+    ann.page.click("button.start")
+    wait_playing(ann)
+    wait_playing(bo)
+    ann.page.click(".stats button.resign")
+    expect(ann.page.locator(".stats button.resign")).to_have_text("Really resign?")
+    key_move(bo, solve(DEAL)[0])
+    ann.page.wait_for_function(
+        "() => [...window.boulanger.players.values()].some((s) => s.actions === 1)"
+    )
+    armed = ann.page.locator(".stats button.resign.armed")
+    expect(armed).to_have_text("Really resign?")
+    ann.screenshot("resign-armed")
+    armed.click()
+    expect(ann.page.locator(".banner.status-resigned")).to_contain_text("You resigned")
+    expect(ann.page.locator(".stats button.resign")).to_have_count(0)
+
+
 def test_illegal_drop_snaps_back_with_the_reason(players: Any) -> None:
     solo = players("Solo")
     practise(solo)
