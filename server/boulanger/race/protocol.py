@@ -275,6 +275,19 @@ class Progress(Message):
     player: JsonDict
     leaderboard: list[str]
 
+    def to_wire(self) -> JsonDict:
+        """:meth:`Message.to_wire`, written out: one progress per action makes it hot."""
+        data: JsonDict = {
+            "type": "progress",
+            "seq": self.seq,
+            "race_state": self.race_state,
+            "player": self.player,
+            "leaderboard": self.leaderboard,
+        }
+        if self.ref is not None:
+            data["ref"] = self.ref
+        return data
+
 
 @dataclass(slots=True)
 class RaceOver(Message):
@@ -391,39 +404,97 @@ SERVER_MESSAGES: dict[str, type[Message]] = {
 
 # -- decoding -------------------------------------------------------------
 
-_HINTS: dict[type[Message], dict[str, Any]] = {}
+Check = typing.Callable[[Any], bool]
 
 
-def _hints(cls: type[Message]) -> dict[str, Any]:
-    hints = _HINTS.get(cls)
-    if hints is None:
-        hints = typing.get_type_hints(cls)
-        _HINTS[cls] = hints
-    return hints
+def _is_any(value: Any) -> bool:
+    return True
 
 
-def _matches(value: Any, hint: Any) -> bool:
-    if hint is Any:
-        return True
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str) and _encodable(value)
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+_SIMPLE: dict[Any, Check] = {
+    Any: _is_any,
+    type(None): _is_none,
+    int: _is_int,
+    str: _is_str,
+    bool: _is_bool,
+}
+
+
+def _check(hint: Any) -> Check:
+    """The test a field's value must pass, made once from the field's type hint."""
+    simple = _SIMPLE.get(hint)
+    if simple is not None:
+        return simple
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        return any(_matches(value, arm) for arm in typing.get_args(hint))
+        arms = typing.get_args(hint)
+        if len(arms) == 2 and type(None) in arms:  # X | None: the usual optional field
+            inner = _check(next(arm for arm in arms if arm is not type(None)))
+            return lambda value: value is None or inner(value)
+        checks = tuple(_check(arm) for arm in arms)
+        return lambda value: any(check(value) for check in checks)
     if origin is Literal:
-        return value in typing.get_args(hint)
-    if hint is type(None):
-        return value is None
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is str:
-        return isinstance(value, str) and _encodable(value)
-    if hint is bool:
-        return isinstance(value, bool)
+        allowed = typing.get_args(hint)
+        return lambda value: value in allowed
     if origin is list:
         (item,) = typing.get_args(hint)
-        return isinstance(value, list) and all(_matches(v, item) for v in value)
+        each = _check(item)
+        return lambda value: isinstance(value, list) and all(each(v) for v in value)
     if origin is dict:
-        return isinstance(value, dict)
+        return _is_dict
     raise TypeError(f"unsupported field type {hint!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Schema:
+    """What decoding checks of one message type, worked out once per type."""
+
+    names: frozenset[str]  # the fields, and "type"
+    # (name, check, required) of each field, in the dataclass's order.
+    fields: tuple[tuple[str, Check, bool], ...]
+
+
+_SCHEMAS: dict[type[Message], _Schema] = {}
+
+
+def _schema(cls: type[Message]) -> _Schema:
+    schema = _SCHEMAS.get(cls)
+    if schema is None:
+        hints = typing.get_type_hints(cls)
+        fields = dataclasses.fields(cls)
+        schema = _Schema(
+            frozenset(f.name for f in fields) | {"type"},
+            tuple(
+                (
+                    f.name,
+                    _check(hints[f.name]),
+                    f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                )
+                for f in fields
+            ),
+        )
+        _SCHEMAS[cls] = schema
+    return schema
 
 
 def _encodable(text: str) -> bool:
@@ -461,21 +532,19 @@ def _build(data: dict[str, Any], registry: dict[str, type[Message]]) -> Message:
     cls = registry.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise Refused("unknown_type", f"unknown message type {str(kind)[:40]!r}")
-    hints = _hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = set(data) - set(fields) - {"type"}
-    if unknown:
+    schema = _schema(cls)
+    if not schema.names.issuperset(data):
+        unknown = set(data) - schema.names
         names = ", ".join(sorted(str(u)[:40] for u in unknown)[:5])
         raise Refused("bad_message", f"{kind}: unknown field(s) {names}")
     values: dict[str, Any] = {}
-    for name, item in fields.items():
+    for name, check, required in schema.fields:
         if name not in data:
-            no_default = item.default is dataclasses.MISSING
-            if no_default and item.default_factory is dataclasses.MISSING:
+            if required:
                 raise Refused("bad_message", f"{kind}: field {name!r} is missing")
             continue
         value = data[name]
-        if not _matches(value, hints[name]):
+        if not check(value):
             raise Refused("bad_message", f"{kind}: field {name!r} has the wrong type")
         values[name] = value
     for name, limit in (("ref", REF_MAX), ("action_id", ACTION_ID_MAX)):

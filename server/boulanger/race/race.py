@@ -12,6 +12,7 @@ which returns the event message every client of the race receives.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,7 @@ LOBBY, COUNTDOWN, RUNNING, FINISHED = (
     RaceState.RUNNING,
     RaceState.FINISHED,
 )
+_PLACE = operator.attrgetter("place")
 # A game's status as a player's (the same values, one lookup per action).
 _PLAYER_STATUS = {status: PlayerStatus(status.value) for status in Status}
 
@@ -123,6 +125,9 @@ class Player:
     # An account's player (see events.Joined), and their rating when they joined.
     signed_in: bool = False
     rating: int | None = None
+    # Their sort key in the leaderboard (Race._leaderboard_key), kept by the race
+    # as their game changes: sorting on every action then builds no keys.
+    place: tuple[int, int, int, int, int] = (1, 0, 0, 0, 0)
 
     @property
     def done(self) -> bool:
@@ -584,6 +589,7 @@ class Race:
             signed_in=event.signed_in,
             rating=event.rating,
         )
+        player.place = self._leaderboard_key(player)
         self.players[player.player_id] = player
         return p.PlayerJoined(seq, self.state(event.at), self.standing(player).to_wire())
 
@@ -670,8 +676,9 @@ class Race:
     def _progress(self, seq: int, player: Player, now: int) -> p.Progress:
         """The ``progress`` event of a change to ``player``'s game or status."""
         # The order of everyone, but the standing of the one who changed only:
-        # this runs for every action.
-        ordered = sorted(self.players.values(), key=self._leaderboard_key)
+        # this runs for every action. Only their place in it can have changed.
+        player.place = self._leaderboard_key(player)
+        ordered = sorted(self.players.values(), key=_PLACE)
         mine = self.standing(player)
         if mine.time_ms is not None:
             mine.rank = ordered.index(player) + 1

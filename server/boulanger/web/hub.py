@@ -290,7 +290,9 @@ class RaceHub:
         """
         lock = self.lock
         if player_id is not None:
-            lock = self._player_locks.setdefault(player_id, asyncio.Lock())
+            lock = self._player_locks.get(player_id) or self._player_locks.setdefault(
+                player_id, asyncio.Lock()
+            )
         async with lock:
             for _ in range(APPEND_ATTEMPTS):
                 decision = decide()
