@@ -55,7 +55,7 @@ class StandIn:
         self.player_id = player_id
         self.watching: str | None = None
 
-    def send(self, text: str, frame: bytes | None = None) -> None:
+    def send(self, text: str, frame: bytes | None = None, soon: bool = True) -> None:
         if frame is None:
             text_frame(text)
 
