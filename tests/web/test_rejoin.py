@@ -16,7 +16,7 @@ import uvicorn
 
 from boulanger.web.app import create_app
 from boulanger.web.settings import Settings
-from support.games import game_after
+from support.games import game_after, random_record
 from support.racer import Racer, create_race
 from support.servers import RedisProcess, ServerProcess, free_port
 
@@ -78,3 +78,42 @@ async def test_a_rejoin_on_a_lagging_process_reflects_every_acknowledged_action(
             await racer.close()
     finally:
         server_a.stop()
+
+
+async def test_a_position_left_unjudged_is_judged_where_its_player_rejoins(
+    own_redis: RedisProcess,
+) -> None:
+    """Ann reaches a dead end on A, which would judge it only after a long pause
+    (as if it had gone meanwhile); she comes back on B, which judges it."""
+    fast = {"BOULANGER_COUNTDOWN_MS": "300"}
+    server_a = ServerProcess(own_redis.url, env={**fast, "BOULANGER_JUDGE_AFTER_S": "600"})
+    server_b = ServerProcess(own_redis.url, env={**fast, "BOULANGER_JUDGE_AFTER_S": "0.2"})
+    server_a.start()
+    server_b.start()
+    try:
+        created = await create_race(server_a.base, code=CODE)
+        race_id = created["race_id"]
+        ann = await Racer(server_a.ws_base, race_id).connect()
+        await ann.join("Ann", host_key=created["host_key"])
+        bo = await Racer(server_b.ws_base, race_id).connect()
+        await bo.join("Bo")
+        await ann.start()
+        await bo.until_started()
+        for action in random_record(CODE, 1)["actions"]:  # to a dead end (tests/race)
+            if "undo" in action:
+                answer = await ann.act("undo")
+            else:
+                answer = await ann.move(action["src"], action["dst"], action["count"])
+            assert answer["type"] == "ack" and answer["status"] == "playing", answer
+        await ann.close()
+        back = await Racer(server_b.ws_base, race_id).connect()
+        welcome = await back.join(token=ann.token)
+        assert welcome["game"]["status"] == "playing"  # not judged yet, anywhere
+        judged = await bo.wait_event("progress", player_id=ann.player_id, status="dead_end")
+        assert judged["seq"] == answer["seq"] + 1
+        await back.wait_event("progress", status="dead_end")
+        for racer in (bo, back):
+            await racer.close()
+    finally:
+        server_a.stop()
+        server_b.stop()
