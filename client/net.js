@@ -177,9 +177,17 @@ export class RaceConnection {
     if (this.stopped) return null; // replaced or closed: no queueing for later
     this.counter += 1;
     const msg = { ...fields, action_id: `${this.idPrefix}-${this.counter}` };
-    this.pending.set(msg.action_id, { msg, sentAt: Date.now() });
-    this.send(msg);
+    const action = { msg, sentAt: Date.now(), sent: false };
+    this.pending.set(msg.action_id, action);
+    action.sent = this.send(msg);
     return msg.action_id;
+  }
+
+  // Whether an unanswered action went out, so that the server may have applied
+  // it (its answer lost with a connection); one queued offline never went.
+  wentOut(actionId) {
+    const action = this.pending.get(actionId);
+    return Boolean(action && action.sent);
   }
 
   receive(msg) {
@@ -197,7 +205,7 @@ export class RaceConnection {
         this.handlers.message(msg);
         for (const action of this.pending.values()) {
           action.sentAt = Date.now();
-          this.sendNow(action.msg);
+          if (this.sendNow(action.msg)) action.sent = true;
         }
         return;
       case 'snapshot':
@@ -212,7 +220,7 @@ export class RaceConnection {
           setTimeout(() => {
             if (this.pending.get(msg.action_id) !== action) return;
             action.sentAt = Date.now();
-            this.send(action.msg);
+            if (this.send(action.msg)) action.sent = true;
           }, 1000);
           return;
         }

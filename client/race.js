@@ -357,6 +357,10 @@ export class RaceView {
         this.creds = saveRaceCreds(this.raceId, { token: msg.token, player_id: msg.player_id });
         this.conn.rejoinAs({ role: 'player', token: msg.token });
       }
+      // An action sent before the connection dropped may be in this game
+      // already: drawn on top of it, it would count (or move) twice. It
+      // shows again when its answer comes, right after this welcome.
+      for (const p of this.predictions) if (this.conn.wentOut(p.id)) p.inDoubt = true;
       this.setGame(msg.game);
     } else {
       this.conn.rejoinAs({ role: 'spectator' });
@@ -630,6 +634,7 @@ export class RaceView {
     const stack = this.history.slice();
     let status = game.status;
     for (const p of this.predictions) {
+      if (p.inDoubt) continue;
       if (p.kind === 'resign') {
         status = 'resigned';
       } else if (p.kind === 'undo') {
@@ -656,7 +661,7 @@ export class RaceView {
       can_undo: canUndo,
       status,
       foundation_cards: R.foundationCards(board),
-      actions: game.actions + this.predictions.length,
+      actions: game.actions + this.predictions.filter((p) => !p.inDoubt).length,
     };
   }
 

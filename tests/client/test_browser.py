@@ -558,6 +558,56 @@ def test_dropped_connection_reconnects_with_the_game_intact(players: Any) -> Non
     until(lambda: "pong" in solo.sent_types(), solo, timeout=10)
 
 
+def test_an_action_answered_on_a_lost_connection_is_not_drawn_twice(players: Any) -> None:
+    """The server applies a move, its ack is lost with the connection; the welcome
+    of the next one holds the move, and the page does not draw it again on top
+    while it waits for the resent action's answer."""
+    solo = players("Solo")
+    holding = {"acks": False}
+    routes: list[tuple[Any, list[str]]] = []
+
+    def route(ws: Any) -> None:
+        server = ws.connect_to_server()
+        held: list[str] = []
+        routes.append((ws, held))
+
+        def from_server(message: str | bytes) -> None:
+            if holding["acks"] and json.loads(message).get("type") == "ack":
+                held.append(str(message))
+            else:
+                ws.send(message)
+
+        server.on_message(from_server)
+
+    solo.page.route_web_socket(re.compile(r"/ws/races/"), route)
+    practise(solo)
+    solution = solve(race_code(solo))
+    key_move(solo, solution[0])
+    holding["acks"] = True
+    key_move(solo, solution[1], wait=False)
+    until(lambda: routes[-1][1], solo, timeout=10)  # applied, its ack held back
+    assert snapshot(solo)["players"][0]["actions"] == 2
+
+    solo.page.evaluate("() => window.boulangerSocket.drop()")
+    solo.page.wait_for_function("() => window.boulangerSocket.welcomes === 2")
+    until(lambda: len(routes) == 2 and routes[-1][1], solo, timeout=10)  # the resent one's
+    shown = view(solo)
+    confirmed = solo.page.evaluate("() => window.boulanger.confirmed")
+    assert confirmed["actions"] == 2  # the welcome's game holds the move
+    assert shown["actions"] == 2 and shown["board"] == confirmed["board"]
+    assert solo.page.evaluate("() => window.boulanger.predictions.length") == 1
+    expect(solo.page.locator('[data-stat="actions"] .value')).to_have_text("2")
+
+    holding["acks"] = False
+    ws, held = routes[-1]
+    for message in held:
+        ws.send(message)
+    settled(solo)
+    assert view(solo) == shown
+    key_move(solo, solution[2])
+    assert snapshot(solo)["players"][0]["actions"] == view(solo)["actions"] == 3
+
+
 def test_spectator_sees_both_players(players: Any) -> None:
     """A race with open boards: a spectator follows the players' boards live."""
     ann = players("Ann")
