@@ -170,6 +170,9 @@ class RaceSession(Session):
             conn.role, conn.player_id = Role.PLAYER, player.player_id
             token = message.token
             await hub.kick_others(conn)
+            # Back, maybe on another process (the one that saw their last action
+            # may have gone before the pause ended): the judgement is this one's.
+            hub.judge_later(player.player_id)
         else:
             player_id, token = new_player_id(), new_secret()
             accounts = self.server.accounts
@@ -196,10 +199,6 @@ class RaceSession(Session):
         conn.send(self._welcome(token, message.ref))
         if message.last_seq is not None:
             self._resync(message.last_seq, message.ref)
-        if conn.player_id is not None:
-            # Back on another process (the one that saw the last action may
-            # have gone before the pause ended): the judgement is this one's.
-            hub.judge_later(conn.player_id)
 
     def _welcome(self, token: str | None, ref: str | None) -> str:
         race = self.hub.race
