@@ -22,6 +22,7 @@ from .accounts import Accounts
 from .daily import Daily
 from .hub import Hubs, RaceHub, now_ms
 from .limits import AddressLimits
+from .lines import Lines
 from .quick import QuickRaces
 from .settings import Settings
 from .solving import SolverPool
@@ -69,6 +70,8 @@ class Server:
             settings.address_lease_s,
         )
         self.solver = SolverPool(settings.catalog_seed)
+        # Each win's line, measured by the solver and logged (boulanger.web.lines).
+        self.lines = Lines(self.solver)
         self.quick = QuickRaces(self)  # the public queue of POST /api/quick
         self.stopping = False
         self._sweeper: asyncio.Task[None] | None = None
@@ -92,11 +95,13 @@ class Server:
         await self.hubs.close()
         await self.daily.close()  # daily challenge
         await self.addresses.close()
+        self.lines.close()
         if self._own_broker:
             await self.broker.close()
         self.solver.close()
 
     async def _race_over(self, hub: RaceHub) -> None:
+        await self.lines.settle(hub)  # results follow the verdict on every win's line
         await self.daily.on_over(hub)
         await self.accounts.on_over(hub)
 
