@@ -57,12 +57,12 @@ def test_the_solvers_line_is_held_and_a_planners_is_not() -> None:
     [
         ({"on_line": 30}, "30 of 40 decisions on a solver's line (75%; held from 75%)"),
         ({"on_line": 29}, None),
-        ({"longest_run": 20}, "20 decisions in a row on a solver's line (held from 20)"),
-        ({"longest_run": 19}, None),
+        ({"longest_run": 25}, "25 decisions in a row on a solver's line (held from 25)"),
+        ({"longest_run": 24}, None),
         (  # both
             {"on_line": 40, "longest_run": 40},
             "40 of 40 decisions on a solver's line (100%; held from 75%); "
-            "40 decisions in a row on a solver's line (held from 20)",
+            "40 decisions in a row on a solver's line (held from 25)",
         ),
         # Too few decisions, or actions, to tell anything.
         ({"decisions": 11, "on_line": 11, "longest_run": 11}, None),
@@ -76,7 +76,7 @@ def test_the_limits_of_the_line(fields: dict[str, int], held: str | None) -> Non
 def test_a_limit_of_zero_is_not_checked() -> None:
     everything = _signal(on_line=40, longest_run=40)
     assert review_line(everything, dataclasses.replace(LIMITS, line_share=0)) == (
-        "40 decisions in a row on a solver's line (held from 20)"
+        "40 decisions in a row on a solver's line (held from 25)"
     )
     off = dataclasses.replace(LIMITS, line_share=0, line_run=0)
     assert not off.judges_lines and review_line(everything, off) is None

@@ -51,7 +51,7 @@ class ReviewLimits:
     # solver's winning line...
     line_share: float = 0.75
     # ...or when this many decisions in a row do.
-    line_run: int = 20
+    line_run: int = 25
 
     @property
     def judges_lines(self) -> bool:
@@ -123,7 +123,8 @@ class LineSignal:
     made plays it; *hard* when the solver's first guess there is not its
     line's move. ``unmeasured`` decisions were beyond the measure's budget
     (counted off the line). Pauses are the medians of the ms before hard and
-    before easy decisions.
+    before easy decisions. ``positions`` and ``seconds`` (processor time) are
+    what the measure cost.
     """
 
     actions: int

@@ -28,11 +28,13 @@ action) say whether the player slowed down where the solver found the way
 hard, as a person who thinks does and a replayed line does not.
 
 Bounded: ``max_positions`` caps the positions all the searches of one game
-may visit together, and ``budget`` the seconds; a decision whose position
-could not be searched within them is *unmeasured*, and counts as off the
-line (a cost limit never makes a result look more like a solver's).
+may visit together, and ``budget`` the processor seconds of the measure
+(looked at before each search: a safety net, which a loaded machine does
+not bring closer, as it would wall-clock seconds); a decision whose
+position could not be searched within them is *unmeasured*, and counts as
+off the line (a cost limit never makes a result look more like a solver's).
 Deterministic when the position cap, not the clock, is what binds. Pure and
-synchronous: the server runs it in its solver process.
+synchronous: the server runs it in a solver process of its own.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ from .search import SearchMove, Verdict, _score, children, key_of, search, settl
 from .solve import shorten, to_steps
 
 # Positions all the searches of one game may visit together (what binds: the
-# figures then depend on the record alone), and seconds (a safety net on a
-# machine too busy to get through them).
+# figures then depend on the record alone), and processor seconds (a safety
+# net: the costliest human-like game measured takes under 3).
 MAX_POSITIONS = 300_000
 BUDGET_S = 10.0
 
@@ -77,7 +79,7 @@ class LineMeasure:
     # Median ms before hard and before easy decisions (None: none, or no times).
     hard_pause_ms: int | None
     easy_pause_ms: int | None
-    # Positions the searches visited, and the seconds it all took.
+    # Positions the searches visited, and the processor seconds it all took.
     positions: int
     seconds: float
 
@@ -142,8 +144,7 @@ class _Lines:
         if found is not None or key in self.lost or key in self.unknown:
             return found
         left = self.max_positions - self.positions
-        seconds = None if self.deadline is None else self.deadline - time.perf_counter()
-        if left <= 0 or (seconds is not None and seconds <= 0):
+        if left <= 0 or (self.deadline is not None and time.process_time() >= self.deadline):
             self.unknown.add(key)
             return None
         cells, cols, found_ranks = list(state[0]), list(state[1]), list(state[2])
@@ -155,7 +156,7 @@ class _Lines:
             cols,
             found_ranks,
             self.ncells,
-            budget=seconds,
+            budget=None,
             max_positions=len(visited) + left,
             visited=visited,
         )
@@ -223,12 +224,12 @@ def decisions(
 ) -> list[Decision]:
     """Each decision of a game record, judged (see the module docstring); raises
     RecordError for a record that does not replay. ``budget`` None: no limit in
-    seconds (the result depends on the record alone)."""
+    processor seconds (the result depends on the record alone)."""
     Game.from_record(record)  # checks the record, its times included
     game = Game(record["code"])
     ncells = len(game.board.cells)
     if lines is None:
-        deadline = None if budget is None else time.perf_counter() + budget
+        deadline = None if budget is None else time.process_time() + budget
         lines = _Lines(ncells, max_positions, deadline)
     found: list[Decision] = []
     for index, action in enumerate(record["actions"]):
@@ -261,7 +262,7 @@ def measure_line(
 
     ``par``, when None, is the length of the first line found (from the deal).
     """
-    start = time.perf_counter()
+    start = time.process_time()
     code = Game.from_record(record).code
     deadline = None if budget is None else start + budget
     lines = _Lines(len(Board.deal(code).cells), max_positions, deadline)
@@ -291,7 +292,7 @@ def measure_line(
         hard_pause_ms=_median(pauses[True]),
         easy_pause_ms=_median(pauses[False]),
         positions=lines.positions,
-        seconds=time.perf_counter() - start,
+        seconds=time.process_time() - start,
     )
 
 
