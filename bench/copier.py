@@ -31,12 +31,15 @@ line (decisions on a solver's line out of all, the longest run, undos,
 actions against par, the median pauses before hard and easy decisions, as
 the server logged them) and the review: held or not, and why (the reason
 players see; for a line, the moderators' detail). Then the measure's cost:
-the seconds and positions each game's measure took in the server. Figures,
-not a test; about 10 minutes (the human-like players play at a human pace).
+the processor seconds and positions each game's measure took in the
+server. Figures, not a test; about 15 minutes on a busy two-core machine
+(the human-like players play at a human pace, and give up after 700
+actions, the greedy one after 200).
 
 ``--spread N`` plays no server: it measures, here, the same strategies on the
-deals with N seeds each, and prints the spread of the line's figures (the
-limits of docs/fair-play.md come from it).
+deals with N seeds each (from ``--seed``), and prints the spread of the
+line's figures (the limits of docs/fair-play.md come from it); eleven deals
+with three seeds take about 25 minutes.
 """
 
 from __future__ import annotations
@@ -122,13 +125,18 @@ async def play(racer: Racer, player: Any, code: str) -> dict[str, Any]:
     give_up = _gives_up(player)
     hints = asked = 0
     await racer.until_started()
+    loop = asyncio.get_running_loop()
+    # The pauses run from one action sent to the next (the answer's round trip
+    # is part of them, as it is of a person's).
+    sent = loop.time()
     answer: dict[str, Any] = {}
     while not game.board.won:
         step = player.next(game) if game.actions < give_up else None
         if step is None:
             answer = await racer.act("resign")
             break
-        await asyncio.sleep(step.think_ms / 1000)
+        await asyncio.sleep(max(0.0, sent + step.think_ms / 1000 - loop.time()))
+        sent = loop.time()
         if step.action is None:
             asked += 1
             await racer.send(type="hint")
@@ -144,7 +152,8 @@ async def play(racer: Racer, player: Any, code: str) -> dict[str, Any]:
             answer = await racer.move(a["src"], a["dst"], a["count"])
         assert answer["type"] == "ack", answer
         game.apply_action(step.action)
-    return {"status": answer.get("status"), "hints": hints, "asked": asked}
+    detours = getattr(player, "detours_made", 0)
+    return {"status": answer.get("status"), "hints": hints, "asked": asked, "detours": detours}
 
 
 async def race(
@@ -266,6 +275,7 @@ async def report(
                     "seconds": (standing["time_ms"] or standing["elapsed_ms"]) / 1000,
                     "median_ms": statistics.median(_gaps(record)) if record else None,
                     "hints": games[name]["hints"],
+                    "detours": games[name]["detours"],
                     "line": line,
                     "review": "practice: not reviewed" if practice else None,
                     "verdict": None if practice else _verdict(standing["review"], line),
@@ -284,6 +294,8 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         result = f"{row['result']}, {row['actions']} actions, {row['seconds']:.0f} s"
         if row["hints"]:
             result += f", {row['hints']} hints"
+        if row["detours"]:
+            result += f", {row['detours']} detours"
         verdict = row["review"] or row["verdict"]
         median = "-" if row["median_ms"] is None else f"{row['median_ms']:.0f} ms"
         print(
@@ -354,39 +366,48 @@ async def live(args: argparse.Namespace) -> None:
 
 def spread(args: argparse.Namespace) -> None:
     """The line's figures for every strategy on the deals, over ``args.spread`` seeds."""
-    found: dict[str, list[LineMeasure]] = {}
+    found: dict[str, list[tuple[LineMeasure, int]]] = {}
     lost: dict[str, int] = {}
     for deal in args.deals.split(","):
         code = str(GameCode(int(deal), 4))
-        for seed in range(args.spread):
-            makers = {**strategies(code, seed), **others(seed)}
-            games = {}
-            for name, make in makers.items():
-                player = make()
-                games[name] = (play_offline(player, code, _gives_up(player)), False)
-            practice = play_offline(others(seed)["hint user"](), code, GIVE_UP, hints=True)
-            games["hint user (practice)"] = (practice, True)
-            for name, (record, _) in games.items():
+        for seed in range(args.seed, args.seed + args.spread):
+            players = {n: make() for n, make in {**strategies(code, seed), **others(seed)}.items()}
+            games = {n: play_offline(p, code, _gives_up(p)) for n, p in players.items()}
+            players["hint user (practice)"] = others(seed)["hint user"]()
+            games["hint user (practice)"] = play_offline(
+                players["hint user (practice)"], code, GIVE_UP, hints=True
+            )
+            for name, record in games.items():
                 if not Game.from_record(record).board.won:
                     lost[name] = lost.get(name, 0) + 1
                     continue
-                found.setdefault(name, []).append(measure_line(record, budget=None))
+                detours = getattr(players[name], "detours_made", 0)
+                found.setdefault(name, []).append((measure_line(record, budget=None), detours))
             print(f"deal {deal} seed {seed} measured", file=sys.stderr, flush=True)
     print(
-        "| player | wins (lost) | share on the line: min, median, max |"
-        " longest run: median, max | held | seconds: median, max |"
+        "| player | wins (lost) | detours per decision | on a solver's line: min, median, max |"
+        " longest run: median, max | held | pauses hard/easy, median | measure's processor s:"
+        " median, max |"
     )
-    print("|---|---|---|---|---|---|")
-    for name, measures in found.items():
+    print("|---|---|---|---|---|---|---|---|")
+    for name, measured in found.items():
+        measures = [m for m, _ in measured]
         shares = sorted(m.on_line / m.decisions for m in measures if m.decisions)
         runs = sorted(m.longest_run for m in measures)
         seconds = sorted(m.seconds for m in measures)
+        strayed = statistics.median(d / m.decisions for m, d in measured if m.decisions)
+        ratios = [
+            m.hard_pause_ms / m.easy_pause_ms
+            for m in measures
+            if m.hard_pause_ms and m.easy_pause_ms
+        ]
         held = sum(1 for m in measures if review_line(LineSignal.from_dict(m.to_dict()), LIMITS))
         print(
-            f"| {name} | {len(measures)} ({lost.get(name, 0)}) |"
+            f"| {name} | {len(measures)} ({lost.get(name, 0)}) | {strayed:.2f} |"
             f" {shares[0]:.2f}, {statistics.median(shares):.2f}, {shares[-1]:.2f} |"
             f" {statistics.median(runs):.0f}, {runs[-1]} | {held} of {len(measures)} |"
-            f" {statistics.median(seconds):.2f}, {seconds[-1]:.2f} |"
+            f" {statistics.median(ratios):.2f} | {statistics.median(seconds):.2f},"
+            f" {seconds[-1]:.2f} |"
         )
 
 

@@ -179,6 +179,7 @@ class Copier:
         self.detours = detours
         self.line: list[Move] = []
         self.strayed = False
+        self.detours_made = 0
 
     def hinted(self, move: dict[str, Any] | None) -> None:  # never asks
         pass
@@ -205,6 +206,7 @@ class Copier:
             ]
             if others:
                 self.strayed = True
+                self.detours_made += 1
                 return _step(self.rng.choice(others), "move", board, self.pace)
         self.line.pop(0)
         return _step(move, "move", board, self.pace)

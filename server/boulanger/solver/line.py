@@ -51,7 +51,7 @@ from .solve import shorten, to_steps
 
 # Positions all the searches of one game may visit together (what binds: the
 # figures then depend on the record alone), and processor seconds (a safety
-# net: the costliest human-like game measured takes under 3).
+# net: the costliest human-like game measured took 4.6, bench/copier.py).
 MAX_POSITIONS = 300_000
 BUDGET_S = 10.0
 
