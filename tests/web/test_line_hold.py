@@ -29,6 +29,7 @@ from boulanger.solver import solve
 from boulanger.web import hub
 from boulanger.web.app import create_app
 from boulanger.web.settings import Settings
+from boulanger.web.solving import SolverPool
 from support.days import clear_of_midnight
 from support.players import HumanPace, Planner, play_offline
 from support.racer import Racer, create_race
@@ -147,11 +148,9 @@ async def test_a_paced_solver_line_is_held_for_its_line_and_a_human_like_line_is
     await bo.close()
 
 
-async def test_a_paced_solver_line_on_todays_daily_stays_off_the_leaderboard(
-    served: tuple[str, str], clock: Clock
-) -> None:
-    """The attempt's race is over at the win; its entry is recorded once its line is judged."""
-    base, ws_base = served
+async def _daily_copier(base: str, ws_base: str, clock: Clock) -> tuple[dict, dict]:
+    """A paced solver line on today's ranked attempt: the player's /me once their
+    entry is recorded, and the day's leaderboard."""
     key = secrets.token_urlsafe(24)
     today = d.today(int(clock() * 1000))
     async with httpx.AsyncClient(base_url=base) as http:
@@ -182,7 +181,28 @@ async def test_a_paced_solver_line_on_todays_daily_stays_off_the_leaderboard(
 
         me = await entry()
         board = (await http.get(f"/api/daily/{today}/leaderboard")).json()
+    await racer.close()
+    return me, board
+
+
+async def test_a_paced_solver_line_on_todays_daily_stays_off_the_leaderboard(
+    served: tuple[str, str], clock: Clock
+) -> None:
+    """The attempt's race is over at the win; its entry is recorded once its line is judged."""
+    me, board = await _daily_copier(*served, clock)
     assert me["entry"]["review"] == HELD and me["rank"] is None and me["streak"] == 0
     assert "line" not in me["entry"] and "line_held" not in me["entry"]
     assert board["total"] == 0 and "Ann" not in json.dumps(board)
-    await racer.close()
+
+
+async def test_a_line_the_solver_cannot_measure_holds_nothing_and_the_result_counts(
+    served: tuple[str, str], clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A measure that fails is logged as such: the results are recorded, not held."""
+
+    async def broken(self: SolverPool, record: dict[str, Any], par: int | None) -> dict:
+        raise RuntimeError("the solver's process is gone")
+
+    monkeypatch.setattr(SolverPool, "line", broken)
+    me, board = await _daily_copier(*served, clock)
+    assert me["entry"]["review"] is None and me["rank"] == 1 and board["total"] == 1
