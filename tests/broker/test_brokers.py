@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
 import pytest
 
@@ -16,6 +17,7 @@ from boulanger.broker import (
     open_broker,
     race_channel,
 )
+from boulanger.race.condition import LogState
 from support.listeners import Collector
 from support.servers import RedisProcess
 
@@ -55,6 +57,37 @@ async def test_append_is_conditional_and_ordered(broker: Broker) -> None:
     assert [e["kind"] for e in events] == ["a", "d", "ann-1", "bo-1", "ann-2", "over"]
     assert [e["seq"] for e in events] == [1, 2, 3, 4, 5, 6]
     assert [e["seq"] for e in parsed(await broker.read(race_id, 4))] == [5, 6]
+
+
+def _condition(rng: random.Random, model: LogState) -> Condition:
+    """A condition that holds about half the time: right or off by one, ending or not."""
+    near = rng.choice((0, 0, 1, -1))
+    if rng.random() < 0.4:
+        return Condition(log_length=max(0, model.length + near), ends_race=rng.random() < 0.1)
+    player = rng.choice(("ann", "bo", "cy"))
+    return Condition(player_id=player, player_events=max(0, model.counts.get(player, 0) + near))
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_every_store_decides_appends_as_the_one_rule_does(broker: Broker, seed: int) -> None:
+    """Random conditions, the store against LogState (the rule written once): each
+    append is taken or refused alike, with the same seq; the log is what was taken."""
+    rng = random.Random(seed)
+    race_id = f"rule-{seed}-{id(broker)}"
+    model = LogState()
+    taken = []
+    for n in range(60):
+        condition = _condition(rng, model)
+        expected = model.append(condition)
+        try:
+            seq = await broker.append(race_id, text({"n": n}), condition)
+        except AppendRefused:
+            seq = 0
+        assert seq == expected, (n, condition)
+        if seq:
+            taken.append(n)
+    assert 0 < len(taken) < 60  # the sequence tried both outcomes
+    assert [e["n"] for e in parsed(await broker.read(race_id, 0))] == taken
 
 
 async def test_appends_are_published_in_order(broker: Broker) -> None:

@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from boulanger.broker import AppendRefused, BrokerUnavailable, Condition, race_channel
-from boulanger.broker.cluster import RedisClusterBroker
 from boulanger.broker.redis.appender import NotReplicated
-from boulanger.broker.slots import key_slot
+from boulanger.broker.redis.cluster import RedisClusterBroker
+from boulanger.broker.redis.slots import key_slot
 from support.listeners import Collector
 from support.servers import RedisCluster
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from boulanger.broker import AppendRefused, Condition, open_broker
-from boulanger.broker import sqlite as sqlite_broker
 from boulanger.broker.sqlite import SqliteBroker
-from boulanger.broker.sqlite_daily import SqliteDailyStore, unpack_record
-from boulanger.broker.sqlite_file import FileInUse, SqliteUrl, backup
+from boulanger.broker.sqlite import log as sqlite_broker
+from boulanger.broker.sqlite.daily import SqliteDailyStore, unpack_record
+from boulanger.broker.sqlite.file import FileInUse, SqliteUrl, backup
 from boulanger.race.daily import DailyEntry, today
 
 from .conftest import parsed, started, text
@@ -246,9 +246,9 @@ def _entry(result: str = "won") -> DailyEntry:
 async def test_daily_days_and_won_days_age_out(tmp_path: Path) -> None:
     path = tmp_path / "b.db"
     clock = Clock()
-    async with started(SqliteBroker(_url(path), clock=clock)) as broker:
-        store = broker.daily_store(3)
-        assert isinstance(store, SqliteDailyStore)
+    broker = SqliteBroker(_url(path), clock=clock)
+    store = SqliteDailyStore(broker, 3)  # its tables join the file's before it opens
+    async with started(broker):
         day = today(int(clock.now * 1000))
         yesterday = day - timedelta(days=1)
         record = {"code": "BK1-C4-AAAAAV5", "actions": [{"undo": True}] * 50}

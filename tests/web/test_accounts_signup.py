@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from boulanger.broker import open_broker
+from boulanger.broker import open_store
 from boulanger.race import accounts as a
 from boulanger.web.accounts import Accounts
 from boulanger.web.settings import Settings
@@ -19,11 +19,11 @@ class Crash(Exception):
 
 
 async def test_a_crash_between_name_and_account_does_not_hold_the_name() -> None:
-    broker = open_broker("memory://")
-    await broker.start()
+    store = open_store("memory://")
+    await store.start()
     try:
         settings = Settings.from_env(argon2_time_cost=1, argon2_memory_kib=1024)
-        accounts = Accounts(SimpleNamespace(settings=settings, broker=broker))  # type: ignore[arg-type]
+        accounts = Accounts(SimpleNamespace(settings=settings, store=store))  # type: ignore[arg-type]
         accounts.pending_s = 0.05
         saved = accounts.store.save
 
@@ -46,4 +46,4 @@ async def test_a_crash_between_name_and_account_does_not_hold_the_name() -> None
         found = await accounts.store.account_by_name(a.account_key("Baker"))
         assert found is not None and found["id"] == account["id"]
     finally:
-        await broker.close()
+        await store.close()

@@ -18,8 +18,8 @@ import pytest
 
 from boulanger import codec
 from boulanger.broker import race_channel
-from boulanger.broker.cluster import RedisClusterBroker
-from boulanger.broker.slots import key_slot
+from boulanger.broker.redis.cluster import RedisClusterBroker
+from boulanger.broker.redis.slots import key_slot
 from boulanger.race import protocol as p
 from boulanger.race.errors import Refused
 from boulanger.race.events import Acted, Resigned

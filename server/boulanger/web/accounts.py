@@ -65,7 +65,7 @@ class Accounts:
     def __init__(self, server: Server) -> None:
         self.server = server
         self.settings: Settings = server.settings
-        self.store = AccountStore(server.broker.key_value())
+        self.store = AccountStore(server.store.kv)
         s = self.settings
         self.hasher = PasswordHasher(
             time_cost=s.argon2_time_cost,

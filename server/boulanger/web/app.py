@@ -18,7 +18,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from ..broker import Broker
+from ..broker import Store
 from . import accounts, daily_http, http, passkeys, replays
 from .frames import RawSend
 from .headers import SecurityHeaders
@@ -30,14 +30,14 @@ from .socket import race_socket
 from .static import ClientFiles
 
 
-def create_app(settings: Settings | None = None, broker: Broker | None = None) -> Starlette:
+def create_app(settings: Settings | None = None, store: Store | None = None) -> Starlette:
     """Assemble the application: one place for routes, static files and lifespan.
 
-    Without ``broker``, the app opens the settings' store and closes it; a
-    ``broker`` given is started and closed by the caller (:class:`Server`).
+    Without ``store``, the app opens the settings' store and closes it; a
+    ``store`` given is started and closed by the caller (:class:`Server`).
     """
     settings = settings or Settings.from_env()
-    server = Server(settings, broker)
+    server = Server(settings, store)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -22,8 +22,8 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from .. import codec
-from ..broker import Broker, BrokerUnavailable, Store
-from ..broker.daily import DailyStore, daily_channel, parse_published
+from ..broker import Broker, BrokerUnavailable, DailyStore, Store
+from ..broker.contracts import daily_channel, parse_published
 from ..engine import GameCode
 from ..race import daily as d
 from ..race.errors import Refused

@@ -14,7 +14,7 @@ import gc
 import logging
 from typing import Any
 
-from ..broker import Broker, Store, open_store
+from ..broker import Store, open_store
 from ..engine import GameCode
 from ..race.ids import new_race_id, new_secret, secret_hash
 from ..race.race import RaceMeta
@@ -36,19 +36,18 @@ class Server:
     """Everything one server process holds: broker, hubs, daily challenge, limits,
     solver pool and quick races; made once by :func:`boulanger.web.app.create_app`.
 
-    A ``broker`` given is the caller's, started before and closed after: apps
+    A ``store`` given is the caller's, started before and closed after: apps
     that share one in a process stand for processes sharing a deployment's.
     """
 
-    def __init__(self, settings: Settings, broker: Broker | None = None) -> None:
+    def __init__(self, settings: Settings, store: Store | None = None) -> None:
         self.settings = settings
-        self._own_broker = broker is None
-        retention = settings.daily_retention_days
-        store = (
-            open_store(settings.broker_url, settings.replica_wait, retention)
-            if broker is None
-            else Store(broker, broker.daily_store(retention))
-        )
+        self._own_store = store is None
+        if store is None:
+            store = open_store(
+                settings.broker_url, settings.replica_wait, settings.daily_retention_days
+            )
+        self.store = store
         self.broker = store.broker
         # The daily challenge: its store and live leaderboards; it records ranked
         # attempts when their races are over (boulanger.web.daily).
@@ -61,9 +60,9 @@ class Server:
             on_over=self._race_over,
             judge_after_s=settings.judge_after_s,
         )
-        # Per client address; in Redis when the broker is (boulanger.web.limits).
+        # Per client address, counted in the store (boulanger.web.limits).
         self.addresses = AddressLimits(
-            self.broker,
+            store.limits,
             settings.max_connections_per_address,
             settings.races_per_minute_per_address,
             settings.address_lease_s,
@@ -75,8 +74,8 @@ class Server:
 
     async def start(self) -> None:
         """Connect the broker, start the hubs, the limits and the sweep of idle hubs."""
-        if self._own_broker:
-            await self.broker.start()
+        if self._own_store:
+            await self.store.start()
         await self.hubs.start()
         await self.addresses.start()
         self._sweeper = asyncio.create_task(self._sweep_loop())
@@ -92,8 +91,8 @@ class Server:
         await self.hubs.close()
         await self.daily.close()  # daily challenge
         await self.addresses.close()
-        if self._own_broker:
-            await self.broker.close()
+        if self._own_store:
+            await self.store.close()
         self.solver.close()
 
     async def _race_over(self, hub: RaceHub) -> None:

@@ -1,4 +1,4 @@
-"""The daily challenge in Redis (:class:`RedisDailyStore`).
+"""The Redis store's daily challenge (:class:`RedisDailyStore`).
 
 Redis layout, for a day ``D`` (``YYYY-MM-DD``; the ``{D}`` hash tag keeps a
 day's keys on one Redis Cluster shard)::
@@ -43,8 +43,8 @@ from ...race.daily import (
     expires_at,
     ranking_key,
 )
-from ..daily import DailyStore, Page, Recorded, _check_page, daily_channel
-from ..errors import redis_client_errors
+from ..contracts import DailyStore, Page, Recorded, check_page, daily_channel
+from .errors import redis_client_errors
 
 # The key of a day's leaderboard (the sorted set) ends with "board": stored
 # days keep their key, since a new name would orphan every day retained.
@@ -196,7 +196,7 @@ class RedisDailyStore(DailyStore):
         return True
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
-        _check_page(offset, limit)
+        check_page(offset, limit)
         keys = [_day_key(day, LEADERBOARD), _day_key(day, "entries")]
         with redis_client_errors():
             answer = await self._page(keys=keys, args=[offset, limit])

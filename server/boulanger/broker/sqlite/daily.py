@@ -1,6 +1,6 @@
-"""The daily challenge's store in the SQLite broker's file: same answers as on Redis.
+"""The SQLite store's daily challenge, in the log's file: the same answers as on Redis.
 
-Tables (a day is ``date.toordinal()``; the broker creates them with its own)::
+Tables (a day is ``date.toordinal()``; the log creates them with its own)::
 
     daily_attempts  (day, key_hash) -> race id of the ranked attempt
     daily_entries   (day, entry_id) -> key_hash, ranking key, entry JSON
@@ -26,9 +26,9 @@ import json
 import sqlite3
 import zlib
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..race.daily import (
+from ...race.daily import (
     DAY_MS,
     WON,
     DailyEntry,
@@ -37,10 +37,8 @@ from ..race.daily import (
     ranking_key,
     today,
 )
-from .daily import DailyStore, Page, Recorded, _check_page, daily_channel, published
-
-if TYPE_CHECKING:
-    from .sqlite import SqliteBroker
+from ..contracts import DailyStore, Page, Recorded, check_page, daily_channel, published
+from .log import SqliteBroker
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS daily_attempts (
@@ -110,6 +108,7 @@ class SqliteDailyStore(DailyStore):
     def __init__(self, broker: SqliteBroker, retention_days: int) -> None:
         super().__init__(retention_days)
         self.broker = broker
+        broker.add_schema(SCHEMA)
         broker.add_maintenance(self._age)
 
     def _expired(self, day: date) -> bool:
@@ -232,7 +231,7 @@ class SqliteDailyStore(DailyStore):
         return await self.broker.transact(write)
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
-        _check_page(offset, limit)
+        check_page(offset, limit)
         if self._expired(day):
             return Page(0, [])
         number = day.toordinal()

@@ -3,8 +3,8 @@
 ``redis-cluster://[user:password@]host:port[,host:port...]`` names some
 nodes of the cluster; the broker asks them for the slot map (``CLUSTER
 SLOTS``) and holds, for each primary, a :class:`Shard`: the raw append
-connection (:mod:`.redis.appender`) and the sharded pub/sub subscriber
-(:mod:`.redis.subscriber`), as the Redis broker holds one of each for its
+connection (:mod:`.appender`) and the sharded pub/sub subscriber
+(:mod:`.subscriber`), as the Redis broker holds one of each for its
 one Redis.
 
 - An append (a race's log, meta and reads too) goes to the primary that owns
@@ -18,7 +18,7 @@ one Redis.
   (a primary killed, its replica taking over) or the slot map moves a
   channel to another primary, its listeners are told to resync once the
   new subscription is confirmed: what was published in between is lost.
-- The deployment's control channel (:data:`~.base.CONTROL_CHANNEL`) is a
+- The deployment's control channel (:data:`~..contracts.CONTROL_CHANNEL`) is a
   plain one: ``PUBLISH`` on any primary, ``SUBSCRIBE`` on one primary per
   process (see :meth:`RedisClusterBroker.subscribe_control`).
 - The slot map is asked for again whenever a shard's connection fails or is
@@ -27,10 +27,10 @@ one Redis.
 
 Acknowledged means in the shard's primary's log; with ``replica_wait`` it
 also means on that many of its replicas (``WAIT``, see
-:class:`~.redis.appender.Appender`), so that a failover cannot lose it.
+:class:`~.appender.Appender`), so that a failover cannot lose it.
 
-The daily challenge's store uses redis-py's cluster client (:attr:`redis`),
-for plain commands and scripts on one slot each.
+The store's other parts (key-value, daily challenge, limits) use redis-py's
+cluster client (:attr:`redis`), for plain commands and scripts on one slot each.
 """
 
 from __future__ import annotations
@@ -46,8 +46,7 @@ from urllib.parse import unquote
 
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
-from .accounts import KeyValue, RedisKeyValue
-from .base import (
+from ..contracts import (
     CONTROL_CHANNEL,
     AppendRefused,
     Broker,
@@ -56,12 +55,11 @@ from .base import (
     Listener,
     race_channel,
 )
-from .daily import DailyStore
-from .redis.appender import Appends, ReplyRefused, retrieved
-from .redis.broker import REPLICA_WAIT_MS
-from .redis.daily import RedisDailyStore
-from .redis.endpoint import REPLY_TIMEOUT_S, Endpoint
-from .redis.scripts import (
+from .appender import Appends, ReplyRefused, retrieved
+from .endpoint import REPLY_TIMEOUT_S, Endpoint
+from .log import REPLICA_WAIT_MS
+from .resp import Reply, ReplyError, RespReader, UnexpectedReply, encode_command
+from .scripts import (
     RACE_TTL_S,
     append_command,
     append_script,
@@ -69,9 +67,8 @@ from .redis.scripts import (
     confirm_command,
     race_key,
 )
-from .redis.subscriber import Subscription
-from .resp import Reply, ReplyError, RespReader, UnexpectedReply, encode_command
 from .slots import Node, SlotMap, key_slot, redirect
+from .subscriber import Subscription
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +168,7 @@ class RedisClusterBroker(Broker):
             decode_responses=True,
             socket_connect_timeout=2,
             socket_timeout=5,
+            # redis-py's cap: 100 connections per node, past which a command fails.
         )
         self.slots: SlotMap | None = None
         self.mapped = asyncio.Event()  # set once a slot map is known
@@ -354,7 +352,7 @@ class RedisClusterBroker(Broker):
     async def _command(self, slot: int, command: bytes, resend: bytes | None = None) -> Any:
         """``command`` on the primary that owns ``slot``, following redirections.
 
-        ``resend`` as :meth:`~.redis.appender.Appender.send` takes it (an append's);
+        ``resend`` as :meth:`~.appender.Appender.send` takes it (an append's);
         None answers any reply but a redirection as it is.
         """
         node = self._owner(slot)
@@ -419,13 +417,6 @@ class RedisClusterBroker(Broker):
             return True
         command = confirm_command(race_id, event)
         return bool(await self._command(key_slot(race_channel(race_id)), command, b""))
-
-    def key_value(self) -> KeyValue:
-        return RedisKeyValue(self.redis)
-
-    def daily_store(self, retention_days: int) -> DailyStore:
-        # Sharded pub/sub, as this broker subscribes.
-        return RedisDailyStore(self.redis, retention_days, sharded=True)
 
     async def read(self, race_id: str, after: int) -> list[str]:
         key = race_key(race_id, "log")

@@ -1,4 +1,4 @@
-"""The SQLite broker: every race log in one file, durable, for one process.
+"""The SQLite store's log: every race log in one file, durable, for one process.
 
 ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``. The file is
 in WAL mode; an append is acknowledged (its future resolved) only after the
@@ -21,7 +21,7 @@ Each race's state that appends check (its length, whether it is over, each
 player's number of events) is kept in the writer thread's memory, loaded
 from the file the first time a race is touched after a start. That is sound
 because the file has one writer: an exclusive lock on ``<file>.lock``, held
-for the process's life, refuses a second process (:mod:`.sqlite_file`). Pub/sub
+for the process's life, refuses a second process (:mod:`.file`). Pub/sub
 is in-process, as on the memory broker; events are published once their
 transaction is committed, in log order.
 
@@ -51,16 +51,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from ..codec import with_seq
-from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
-from .sqlite_file import SqliteUrl, connect, lock
-
-if TYPE_CHECKING:
-    from .accounts import KeyValue
-    from .daily import DailyStore
+from ...codec import with_seq
+from ...race.condition import LogState
+from ..contracts import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
+from .file import SqliteUrl, connect, lock
 
 log = logging.getLogger(__name__)
 
@@ -137,12 +134,10 @@ _Done = tuple["asyncio.Future[Any]", Any, "BaseException | None", "str | None", 
 
 @dataclass(slots=True)
 class _RaceState:
-    """What an append checks, as committed plus what this transaction added."""
+    """A race's row, and what an append checks: as committed plus what this transaction added."""
 
     no: int
-    length: int
-    over: bool
-    counts: dict[str, int] = field(default_factory=dict)
+    log: LogState
 
 
 @dataclass(slots=True)
@@ -169,7 +164,6 @@ class SqliteBroker(Broker):
         clock: Callable[[], float] = time.time,
         age_interval_s: float = AGE_INTERVAL_S,
     ) -> None:
-        self._key_value: KeyValue | None = None  # made when first asked for
         parsed = SqliteUrl.parse(url)
         self.url = url
         self.path = parsed.path
@@ -198,6 +192,7 @@ class SqliteBroker(Broker):
         self._restart_wal = False  # set by the checkpoint thread, done by the writer
         self._tasks: list[asyncio.Task[None]] = []
         self._maintenance: list[Callable[[sqlite3.Connection, int], bool]] = []
+        self._schemas: list[str] = []
         self._closing = False
 
     # -- life ---------------------------------------------------------------
@@ -239,13 +234,13 @@ class SqliteBroker(Broker):
             raise
         return conn
 
-    @staticmethod
-    def schema() -> str:
-        """Every table of the file: the races', the daily challenge's and the accounts'."""
-        from .sqlite_accounts import SCHEMA as ACCOUNTS
-        from .sqlite_daily import SCHEMA as DAILY
+    def schema(self) -> str:
+        """Every table of the file: the races', and those of the store's other parts."""
+        return _SCHEMA + "".join(self._schemas)
 
-        return _SCHEMA + DAILY + ACCOUNTS
+    def add_schema(self, schema: str) -> None:
+        """Have the file hold ``schema``'s tables too (a part of the store, before start)."""
+        self._schemas.append(schema)
 
     def _open_reader(self) -> None:
         conn = connect(self.path, self.synchronous)
@@ -383,18 +378,6 @@ class SqliteBroker(Broker):
         future: asyncio.Future[int] = self._running_loop().create_future()
         self._submit(_Append(race_id, event, condition, future))
         return await future
-
-    def key_value(self) -> KeyValue:
-        from .sqlite_accounts import SqliteKeyValue
-
-        if self._key_value is None:
-            self._key_value = SqliteKeyValue(self)
-        return self._key_value
-
-    def daily_store(self, retention_days: int) -> DailyStore:
-        from .sqlite_daily import SqliteDailyStore
-
-        return SqliteDailyStore(self, retention_days)
 
     async def read(self, race_id: str, after: int) -> list[str]:
         def rows(conn: sqlite3.Connection) -> list[tuple[int, str]]:
@@ -547,25 +530,17 @@ class SqliteBroker(Broker):
     def _append(self, conn: sqlite3.Connection, job: _Append) -> tuple[int, str]:
         """Check the condition against the race's state, insert; (seq or 0, published text)."""
         state = self._state(conn, job.race_id)
-        condition = job.condition
-        if condition.log_length is not None and state.length != condition.log_length:
+        log = state.log
+        was_over = log.over
+        seq = log.append(job.condition)  # the rule every store applies
+        if not seq:
             return 0, ""
-        player = condition.player_id
-        if player is not None and (
-            state.over or state.counts.get(player, 0) != condition.player_events
-        ):
-            return 0, ""
-        seq = state.length + 1
         conn.execute(
             "INSERT INTO events (race, seq, player, data) VALUES (?, ?, ?, ?)",
-            (state.no, seq, player, job.text),
+            (state.no, seq, job.condition.player_id, job.text),
         )
-        state.length = seq
-        if player is not None:
-            state.counts[player] = condition.player_events + 1
-        if condition.ends_race and not state.over:
+        if log.over and not was_over:
             conn.execute("UPDATE races SET over = 1 WHERE no = ?", (state.no,))
-            state.over = True
         return seq, with_seq(seq, job.text)
 
     def _state(self, conn: sqlite3.Connection, race_id: str) -> _RaceState:
@@ -582,7 +557,7 @@ class SqliteBroker(Broker):
                 "INSERT INTO races (id, created_at) VALUES (?, ?)", (race_id, self.now_ms())
             )
             assert cursor.lastrowid is not None
-            state = _RaceState(cursor.lastrowid, 0, False)
+            state = _RaceState(cursor.lastrowid, LogState())
         else:
             no, over = row
             length = conn.execute(
@@ -593,7 +568,7 @@ class SqliteBroker(Broker):
                 " GROUP BY player",
                 (no,),
             ).fetchall()
-            state = _RaceState(no, length, bool(over), dict(counts))
+            state = _RaceState(no, LogState(length, bool(over), dict(counts)))
         states[race_id] = state
         if len(states) > STATES_KEPT:
             states.popitem(last=False)  # the least recently used; reloaded when needed

@@ -1,4 +1,4 @@
-"""The embedded broker: logs and channels in this process's memory."""
+"""The memory store's log: races and channels in this process's memory."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from ..codec import with_seq
-from .accounts import KeyValue, MemoryKeyValue
-from .base import AppendRefused, Broker, Condition, Listener, race_channel
-from .daily import DailyStore, MemoryDailyData, MemoryDailyStore
+from ...codec import with_seq
+from ...race.condition import LogState
+from ..contracts import AppendRefused, Broker, Condition, Listener, race_channel
 
 
 class MemoryBroker(Broker):
@@ -23,11 +22,8 @@ class MemoryBroker(Broker):
         self._created: dict[str, float] = {}  # insertion order is creation order
         self._metas: dict[str, dict[str, Any]] = {}
         self._logs: dict[str, list[str]] = defaultdict(list)
-        self._counts: dict[str, dict[str, int]] = {}  # race -> player -> events
-        self._over: set[str] = set()
+        self._states: dict[str, LogState] = {}
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
-        self.daily_data = MemoryDailyData()  # every daily store of this broker shares it
-        self._key_value = MemoryKeyValue()  # as is the accounts' store
 
     async def ping(self) -> bool:
         return True
@@ -41,8 +37,7 @@ class MemoryBroker(Broker):
             del self._created[old]
             self._metas.pop(old, None)
             self._logs.pop(old, None)
-            self._counts.pop(old, None)
-            self._over.discard(old)
+            self._states.pop(old, None)
         self._created[race_id] = now
         self._metas[race_id] = dict(meta)
 
@@ -51,31 +46,19 @@ class MemoryBroker(Broker):
         return None if meta is None else dict(meta)
 
     async def append(self, race_id: str, event: str, condition: Condition) -> int:
-        log = self._logs[race_id]
-        counts = self._counts.setdefault(race_id, {})
-        if condition.log_length is not None and len(log) != condition.log_length:
+        state = self._states.get(race_id)
+        if state is None:
+            state = self._states[race_id] = LogState()
+        seq = state.append(condition)
+        if not seq:
             raise AppendRefused(f"race {race_id}: the log has moved on")
-        player = condition.player_id
-        if player is not None:
-            if race_id in self._over or counts.get(player, 0) != condition.player_events:
-                raise AppendRefused(f"race {race_id}: {player}'s events have moved on")
-            counts[player] = condition.player_events + 1
-        if condition.ends_race:
-            self._over.add(race_id)
-        seq = len(log) + 1
         text = with_seq(seq, event)
-        log.append(text)
+        self._logs[race_id].append(text)
         await self.publish(race_channel(race_id), text)
         return seq
 
     async def read(self, race_id: str, after: int) -> list[str]:
         return self._logs.get(race_id, [])[after:]
-
-    def key_value(self) -> KeyValue:
-        return self._key_value
-
-    def daily_store(self, retention_days: int) -> DailyStore:
-        return MemoryDailyStore(self, self.daily_data, retention_days)
 
     async def subscribe(self, channel: str, listener: Listener) -> None:
         self._listeners[channel].add(listener)

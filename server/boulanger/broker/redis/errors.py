@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from redis.exceptions import RedisError
 
-from .base import BrokerUnavailable
+from ..contracts import BrokerUnavailable
 
 
 @contextlib.contextmanager
