@@ -77,16 +77,22 @@ async def test_sqlite_keeps_accounts_across_a_restart(tmp_path: Path) -> None:
     async with started(open_store(url)) as first:
         store = AccountStore(first.kv)
         assert await store.claim_name("k", "id1")
-        await store.save({"id": "id1", "name": "Ann", "passkeys": []})
+        await store.save(ANN)
         await store.open_session("s", "id1", 3600)
-        await store.add_result("id1", {"race_id": "r"}, 10)
-        await store.set_rating("id1", 4, {"mu": 26.0, "sigma": 8.0, "races": 1}, 100)
+        await store.add_result("id1", RESULT, 10)
+        rating = a.Rating(26.0, 8.0, 1)
+        await store.set_rating("id1", 4, rating)
     async with started(open_store(url)) as second:
         store = AccountStore(second.kv)
-        assert (await store.account_by_name("k")) == {"id": "id1", "name": "Ann", "passkeys": []}
+        assert (await store.account_by_name("k")) == ANN
         assert await store.session("s") == "id1"
-        assert await store.history("id1", 5) == [{"race_id": "r"}]
-        assert await store.top(4, 5) == [("id1", 100.0)]
+        assert await store.history("id1", 5) == [RESULT]
+        assert await store.rating("id1", 4) == rating
+        assert await store.top(4, 5) == [("id1", float(rating.shown))]
+
+
+ANN = a.Account("id1", "Ann", None, [a.Passkey("c1", "key", 3)], "daily-key", "secret", 1)
+RESULT = a.RaceResult("r", "p1", 5, 4, 2, 1, True, 60_000)
 
 
 def add_one(found: str | None) -> str:
@@ -209,19 +215,15 @@ async def test_two_races_ending_at_once_both_count_for_one_account(backend: Stor
     store = AccountStore(backend.kv)
     opponents = [a.Rating(), a.Rating()]
 
-    def won_against(opponent: a.Rating) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
-        def change(found: dict[str, Any] | None) -> dict[str, Any]:
-            return a.update_ratings([a.Rating.from_dict(found), opponent], [1, 2])[0].to_dict()
+    def won_against(opponent: a.Rating) -> Callable[[a.Rating | None], a.Rating]:
+        def change(found: a.Rating | None) -> a.Rating:
+            return a.update_ratings([found or a.Rating(), opponent], [1, 2])[0]
 
         return change
 
-    await asyncio.gather(
-        *(
-            store.update_rating("ann", 4, won_against(o), lambda r: a.Rating.from_dict(r).shown)
-            for o in opponents
-        )
-    )
-    rating = a.Rating.from_dict(await store.rating("ann", 4))
+    await asyncio.gather(*(store.update_rating("ann", 4, won_against(o)) for o in opponents))
+    rating = await store.rating("ann", 4)
+    assert rating is not None
     assert rating.races == 2
     one = a.update_ratings([a.Rating(), a.Rating()], [1, 2])[0]
     assert rating.mu > one.mu  # two wins lift it above one

@@ -32,6 +32,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ..race.accounts import Account, Ceremony, RaceResult, Rating
 from .contracts import KeyValue
 
 
@@ -39,12 +40,12 @@ def _load(text: str | None) -> dict[str, Any] | None:
     return None if text is None else dict(json.loads(text))
 
 
-def _version(rating: dict[str, Any]) -> int:
-    # Each counted race adds one, in the same atomic update as the rating itself.
-    return int(rating.get("races", 0))
+def _rating(text: str | None) -> Rating | None:
+    found = _load(text)
+    return None if found is None else Rating.from_dict(found)
 
 
-def _dump(value: Any) -> str:
+def _dump(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
@@ -70,30 +71,31 @@ class AccountStore:
         """Whether an account holds (or a sign-up is reserving) the name of look-alike key ``key``."""
         return await self.kv.get(f"bk:name:{{{key}}}") is not None
 
-    async def account_by_name(self, key: str) -> dict[str, Any] | None:
+    async def account_by_name(self, key: str) -> Account | None:
         account_id = await self.kv.get(f"bk:name:{{{key}}}")
         return None if account_id is None else await self.account(account_id)
 
-    async def account(self, account_id: str) -> dict[str, Any] | None:
-        return _load(await self.kv.get(f"bk:acct:{{{account_id}}}"))
+    async def account(self, account_id: str) -> Account | None:
+        found = _load(await self.kv.get(f"bk:acct:{{{account_id}}}"))
+        return None if found is None else Account.from_dict(found)
 
     async def exists(self, account_id: str) -> bool:
         """Whether the account is there (False once deleted)."""
         return await self.kv.get(f"bk:acct:{{{account_id}}}") is not None
 
-    async def save(self, account: dict[str, Any]) -> None:
-        await self.kv.set(f"bk:acct:{{{account['id']}}}", _dump(account))
+    async def save(self, account: Account) -> None:
+        await self.kv.set(f"bk:acct:{{{account.id}}}", _dump(account.to_dict()))
 
-    async def delete(self, account: dict[str, Any], name_key: str, cells: list[int]) -> None:
+    async def delete(self, account: Account, name_key: str, cells: list[int]) -> None:
         """The account's personal data goes; results kept elsewhere stay, nameless."""
-        account_id = account["id"]
+        account_id = account.id
         await self.kv.delete(f"bk:acct:{{{account_id}}}")
         await self.kv.delete(f"bk:acct:{{{account_id}}}:history")
         for count in cells:
             await self.kv.delete(f"bk:acct:{{{account_id}}}:rating:{count}")
             await self.kv.zrem(f"bk:ratings:{{{count}}}", account_id)
-        for credential in account.get("passkeys", []):
-            await self.kv.delete(f"bk:cred:{{{credential['id']}}}")
+        for passkey in account.passkeys:
+            await self.kv.delete(f"bk:cred:{{{passkey.id}}}")
         await self.kv.delete(f"bk:name:{{{name_key}}}")
 
     async def claim_credential(
@@ -104,7 +106,7 @@ class AccountStore:
     async def keep_credential(self, credential_id: str, account_id: str) -> None:
         await self.kv.set(f"bk:cred:{{{credential_id}}}", account_id)
 
-    async def account_by_credential(self, credential_id: str) -> dict[str, Any] | None:
+    async def account_by_credential(self, credential_id: str) -> Account | None:
         account_id = await self.kv.get(f"bk:cred:{{{credential_id}}}")
         return None if account_id is None else await self.account(account_id)
 
@@ -122,16 +124,17 @@ class AccountStore:
     async def close_session(self, session_hash: str) -> None:
         await self.kv.delete(f"bk:sess:{{{session_hash}}}")
 
-    async def put_ceremony(self, ceremony_hash: str, data: dict[str, Any], ttl_s: float) -> None:
-        await self.kv.set(f"bk:chal:{{{ceremony_hash}}}", _dump(data), ttl_s)
+    async def put_ceremony(self, ceremony_hash: str, ceremony: Ceremony, ttl_s: float) -> None:
+        await self.kv.set(f"bk:chal:{{{ceremony_hash}}}", _dump(ceremony.to_dict()), ttl_s)
 
-    async def take_ceremony(self, ceremony_hash: str) -> dict[str, Any] | None:
-        """A ceremony's data, usable once."""
+    async def take_ceremony(self, ceremony_hash: str) -> Ceremony | None:
+        """A ceremony, usable once."""
         key = f"bk:chal:{{{ceremony_hash}}}"
         found = _load(await self.kv.get(key))
-        if found is not None:
-            await self.kv.delete(key)
-        return found
+        if found is None:
+            return None
+        await self.kv.delete(key)
+        return Ceremony.from_dict(found)
 
     async def count_failure(self, kind: str, key: str, window_s: float) -> int:
         return await self.kv.incr(f"bk:fail:{kind}:{{{key}}}", window_s)
@@ -152,39 +155,35 @@ class AccountStore:
         """True the first time only: a race's end is counted once, whichever process sees it."""
         return await self.kv.set_nx(f"bk:rated:{{{race_id}}}", "1", 2 * 86400)
 
-    async def add_result(self, account_id: str, result: dict[str, Any], cap: int) -> None:
-        await self.kv.push(f"bk:acct:{{{account_id}}}:history", _dump(result), cap)
+    async def add_result(self, account_id: str, result: RaceResult, cap: int) -> None:
+        await self.kv.push(f"bk:acct:{{{account_id}}}:history", _dump(result.to_dict()), cap)
 
-    async def history(self, account_id: str, limit: int) -> list[dict[str, Any]]:
+    async def history(self, account_id: str, limit: int) -> list[RaceResult]:
         texts = await self.kv.items(f"bk:acct:{{{account_id}}}:history", limit)
-        return [dict(json.loads(text)) for text in texts]
+        return [RaceResult.from_dict(json.loads(text)) for text in texts]
 
-    async def rating(self, account_id: str, cells: int) -> dict[str, Any] | None:
-        return _load(await self.kv.get(f"bk:acct:{{{account_id}}}:rating:{cells}"))
+    async def rating(self, account_id: str, cells: int) -> Rating | None:
+        return _rating(await self.kv.get(f"bk:acct:{{{account_id}}}:rating:{cells}"))
 
-    async def set_rating(
-        self, account_id: str, cells: int, rating: dict[str, Any], shown: int
-    ) -> None:
-        await self.kv.set(f"bk:acct:{{{account_id}}}:rating:{cells}", _dump(rating))
-        await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, shown, _version(rating))
+    async def set_rating(self, account_id: str, cells: int, rating: Rating) -> None:
+        await self.kv.set(f"bk:acct:{{{account_id}}}:rating:{cells}", _dump(rating.to_dict()))
+        # Each counted race adds one to the version, in the same write as the rating.
+        await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, rating.shown, rating.races)
 
     async def update_rating(
-        self,
-        account_id: str,
-        cells: int,
-        change: Callable[[dict[str, Any] | None], dict[str, Any]],
-        shown: Callable[[dict[str, Any]], int],
-    ) -> dict[str, Any]:
+        self, account_id: str, cells: int, change: Callable[[Rating | None], Rating]
+    ) -> Rating:
         """Change a rating from its current value atomically, so two races ending at
         once both count; then the top list shows it. The top list is another key
         (on a cluster, another shard), so its entry carries the rating's race
         count: a race that wrote first but reaches the list last cannot put an
         older rating back over a newer one."""
         text = await self.kv.update(
-            f"bk:acct:{{{account_id}}}:rating:{cells}", lambda found: _dump(change(_load(found)))
+            f"bk:acct:{{{account_id}}}:rating:{cells}",
+            lambda found: _dump(change(_rating(found)).to_dict()),
         )
-        rating = dict(json.loads(text))
-        await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, shown(rating), _version(rating))
+        rating = Rating.from_dict(json.loads(text))
+        await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, rating.shown, rating.races)
         return rating
 
     async def top(self, cells: int, limit: int) -> list[tuple[str, float]]:

@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, TypedDict
 
 from .errors import Refused
 from .names import clean_name, name_key
@@ -51,6 +51,114 @@ def check_password(raw: object) -> str:
     if not isinstance(raw, str) or not PASSWORD_MIN <= len(raw) <= PASSWORD_MAX:
         raise Refused("bad_password", f"a password has {PASSWORD_MIN} to {PASSWORD_MAX} characters")
     return raw
+
+
+# -- accounts ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Passkey:
+    """A WebAuthn credential of an account: its id, public key and signature count."""
+
+    id: str
+    public_key: str
+    sign_count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "public_key": self.public_key, "sign_count": self.sign_count}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Passkey:
+        return cls(str(data["id"]), str(data["public_key"]), int(data["sign_count"]))
+
+
+@dataclass(slots=True)
+class Account:
+    """An account as the store keeps it (its JSON: :meth:`to_dict`, :meth:`from_dict`)."""
+
+    id: str
+    name: str
+    password: str | None  # the argon2id hash; None: passkeys only
+    passkeys: list[Passkey]
+    daily_key: str  # the player key hash its daily challenge entries are kept under
+    secret: str  # the key of its ranked dailies' host keys
+    created: int  # ms
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "password": self.password,
+            "passkeys": [p.to_dict() for p in self.passkeys],
+            "daily_key": self.daily_key,
+            "secret": self.secret,
+            "created": self.created,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Account:
+        return cls(
+            id=str(data["id"]),
+            name=str(data["name"]),
+            password=data.get("password"),
+            passkeys=[Passkey.from_dict(p) for p in data.get("passkeys", [])],
+            daily_key=str(data.get("daily_key", "")),
+            secret=str(data.get("secret", "")),
+            created=int(data.get("created", 0)),
+        )
+
+    def passkey(self, credential_id: str) -> Passkey | None:
+        """The account's passkey of that credential id, if any."""
+        return next((p for p in self.passkeys if p.id == credential_id), None)
+
+
+class Me(TypedDict):
+    """The signed-in account as ``GET /api/me`` and sign-in answer it."""
+
+    name: str
+    password: bool
+    passkeys: int
+    url: str
+
+
+def me(account: Account) -> Me:
+    """What the account's own pages are told of it."""
+    return {
+        "name": account.name,
+        "password": account.password is not None,
+        "passkeys": len(account.passkeys),
+        "url": f"/@/{account.name}",
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Ceremony:
+    """A passkey ceremony between its two requests: its kind and challenge, and for a
+    sign-up the name, account id and guest key hash; for adding one, the account."""
+
+    kind: str  # "signup", "signin" or "add"
+    challenge: str
+    name: str | None = None
+    account_id: str | None = None
+    key_hash: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind}
+        for key in ("name", "account_id", "key_hash"):
+            if getattr(self, key) is not None or (self.kind == "signup" and key == "key_hash"):
+                data[key] = getattr(self, key)
+        data["challenge"] = self.challenge
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Ceremony:
+        return cls(
+            str(data["kind"]),
+            str(data["challenge"]),
+            data.get("name"),
+            data.get("account_id"),
+            data.get("key_hash"),
+        )
 
 
 # -- history ------------------------------------------------------------------

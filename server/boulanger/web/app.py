@@ -19,10 +19,9 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from ..broker import Store
-from . import accounts, daily_http, http, passkeys, replays
+from . import accounts_http, daily_http, http, passkeys, replays
 from .frames import RawSend
 from .headers import SecurityHeaders
-from .quick import quick_race
 from .refusals import EXCEPTION_HANDLERS
 from .services import Server
 from .settings import Settings
@@ -61,10 +60,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
 
     routes = [
         *http.routes(),
-        Route("/api/quick", quick_race, methods=["POST"]),
         *daily_http.routes(),
         *replays.routes(),
-        *accounts.routes(),
+        *accounts_http.routes(),
         *passkeys.routes(),
         WebSocketRoute("/ws/races/{race_id}", race_socket),
         Route("/", page),

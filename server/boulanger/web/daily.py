@@ -19,21 +19,19 @@ import logging
 import time
 from collections import deque
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import codec
-from ..broker import Broker, BrokerUnavailable, DailyStore, Store
+from ..broker import Broker, BrokerUnavailable, DailyStore
 from ..broker.contracts import daily_channel, parse_published
 from ..engine import GameCode
 from ..race import daily as d
 from ..race.errors import Refused
 from ..solver import catalog
+from .clock import now_ms
 from .connection import Connection, send_to_all
-from .hub import Hubs, RaceHub, now_ms
+from .hub import Hubs, RaceHub
 from .settings import Settings
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +43,11 @@ RECENT_MAX = 20
 class Daily:
     """The daily challenge in one server process: its store and live leaderboards."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
-        self.broker = store.broker
+    def __init__(self, broker: Broker, store: DailyStore, settings: Settings) -> None:
+        """``broker`` carries the live leaderboards; ``store`` keeps the days."""
+        self.broker = broker
         self.settings = settings
-        self.store: DailyStore = store.daily
+        self.store = store
         self.leaderboards: dict[date, LiveLeaderboard] = {}
 
     async def close(self) -> None:

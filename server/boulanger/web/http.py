@@ -1,4 +1,4 @@
-"""HTTP endpoints: create races, read snapshots and game records, health.
+"""HTTP endpoints: create races (quick races too), read snapshots and game records, health.
 
 Handlers refuse by raising :class:`~boulanger.race.errors.Refused`, answered
 by the app's one set of exception handlers (:mod:`.refusals`).
@@ -6,7 +6,7 @@ by the app's one set of exception handlers (:mod:`.refusals`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -16,10 +16,8 @@ from ..codec import parse_json
 from ..engine import EngineError, GameCode
 from ..race.errors import Refused
 from ..race.race import FINISHED, Race
-from .hub import now_ms
-
-if TYPE_CHECKING:
-    from .services import Server
+from .clock import now_ms
+from .services import Server
 
 MAX_BODY = 4096
 
@@ -137,12 +135,26 @@ async def create_race(request: Request) -> Response:
     cells = cells_of(data) if code is None else code.cells
     await may_create(server, request)
     try:
-        created = await server.create_race(
+        created = await server.races.create(
             cells=cells, code=code, practice=practice, open_boards=open_boards
         )
     except LookupError:
         raise no_deal(cells) from None
     return JSONResponse(created, status_code=201)
+
+
+async def quick_race(request: Request) -> Response:
+    """``POST /api/quick`` with ``{"cells": 4}``: a place in the next quick race."""
+    server = _server(request)
+    data = await json_body(request)
+    known_fields(data, "cells")
+    cells = cells_of(data)
+    await may_create(server, request)
+    try:
+        answer = await server.quick.ask(cells)
+    except LookupError:
+        raise no_deal(cells) from None
+    return JSONResponse(answer)
 
 
 async def _race(request: Request) -> Race | None:
@@ -185,6 +197,7 @@ def routes() -> list[BaseRoute]:
     return [
         Route("/healthz", healthz),
         Route("/api/races", create_race, methods=["POST"]),
+        Route("/api/quick", quick_race, methods=["POST"]),
         Route("/api/races/{race_id}", race_snapshot),
         Route("/api/races/{race_id}/records/{player_id}", race_record),
     ]

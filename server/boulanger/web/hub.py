@@ -30,6 +30,7 @@ from ..race.errors import Refused
 from ..race.events import Event, Logged
 from ..race.race import Duplicate, Race, RaceMeta
 from ..race.replica import GAP, RECENT_EVENTS, Applied, Replica
+from .clock import now_ms
 from .connection import CLOSE_REPLACED, CLOSE_TRY_AGAIN, Connection, send_to_all
 
 log = logging.getLogger(__name__)
@@ -40,11 +41,6 @@ APPEND_ATTEMPTS = 8
 PUBSUB_PATIENCE_S = 0.5
 # How long a player pauses before their position is judged (see judge_later).
 JUDGE_AFTER_S = 1.0
-
-
-def now_ms() -> int:
-    """Wall-clock time in milliseconds, the races' clock."""
-    return int(time.time() * 1000)
 
 
 OverHook = Callable[["RaceHub"], Awaitable[None]]

@@ -20,7 +20,7 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -29,9 +29,7 @@ from starlette.routing import BaseRoute, Route
 from ..race.errors import Refused
 from ..race.replay import play_back, text_lines
 from . import daily_http, http
-
-if TYPE_CHECKING:
-    from .services import Server
+from .services import Server
 
 log = logging.getLogger(__name__)
 
