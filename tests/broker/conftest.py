@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import pytest
 
 from boulanger.broker import Broker, Store, open_store
+from boulanger.race.race import RaceMeta
 
 B = TypeVar("B", bound=Broker | Store)
 # Days the daily store keeps, unless a test's mark says (@pytest.mark.retention(90)):
@@ -92,3 +93,8 @@ def text(event: dict[str, Any]) -> str:
 def parsed(texts: list[str]) -> list[dict[str, Any]]:
     """Logged events, as a broker reads them, parsed."""
     return [json.loads(t) for t in texts]
+
+
+def meta(race_id: str, code: str = "BK1-C4-AAAAAAB") -> RaceMeta:
+    """A race's meta as a test stores it (the store reads none of it but the id)."""
+    return RaceMeta(race_id, code, 1_000, "h" * 64)

@@ -21,13 +21,13 @@ from boulanger.race.condition import LogState
 from support.listeners import Collector
 from support.servers import RedisProcess
 
-from .conftest import eventually, parsed, subscribed, text
+from .conftest import eventually, meta, parsed, subscribed, text
 
 
 async def test_append_is_conditional_and_ordered(broker: Broker) -> None:
     race_id = f"t-{id(broker)}"
-    await broker.create_race(race_id, {"code": "BK1-C4-AAAAAAB"})
-    assert await broker.race_meta(race_id) == {"code": "BK1-C4-AAAAAAB"}
+    await broker.create_race(meta(race_id))
+    assert await broker.race_meta(race_id) == meta(race_id)
     assert await broker.race_meta("missing") is None
     whole = Condition  # a race-wide event: the log as its decider saw it
     assert await broker.append(race_id, text({"kind": "a"}), whole(log_length=0)) == 1
@@ -113,14 +113,14 @@ async def test_redis_broker_resubscribes_after_a_restart() -> None:
         listener = Collector()
         await broker.subscribe("bk:test", listener)
         await asyncio.wait_for(broker.connected.wait(), 5)  # type: ignore[attr-defined]
-        await broker.create_race("r", {"x": 1})
+        await broker.create_race(meta("r"))
         assert await broker.append("r", text({"n": 1}), Condition(log_length=0)) == 1
         redis.restart()
         # While it is down (or just back), calls fail with a clear error or succeed.
         await eventually(lambda: listener.resyncs >= 2, timeout=15)
         await broker.publish("bk:test", "hello")
         await eventually(lambda: "hello" in listener.messages)
-        assert await broker.race_meta("r") == {"x": 1}  # the AOF kept it
+        assert await broker.race_meta("r") == meta("r")  # the AOF kept it
         assert [e["seq"] for e in parsed(await broker.read("r", 0))] == [1]
         redis.stop()
         with pytest.raises(BrokerUnavailable):

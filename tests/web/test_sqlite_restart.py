@@ -21,6 +21,7 @@ from boulanger.broker import open_store
 from boulanger.broker.sqlite import SqliteBroker
 from boulanger.race import daily as d
 from boulanger.race.ids import secret_hash
+from boulanger.race.race import RaceMeta
 from boulanger.solver import solve
 from support.racer import Racer, create_race
 from support.servers import ServerProcess
@@ -287,7 +288,7 @@ def test_serve_without_a_broker_keeps_races_in_the_data_dir(tmp_path: Path) -> N
     # The copy is a database of its own, with the race in it.
     copied = SqliteBroker(f"sqlite:///{copy}")
 
-    async def meta() -> dict | None:
+    async def meta() -> RaceMeta | None:
         await copied.start()
         try:
             return await copied.race_meta(race_id)
@@ -295,4 +296,4 @@ def test_serve_without_a_broker_keeps_races_in_the_data_dir(tmp_path: Path) -> N
             await copied.close()
 
     found = asyncio.run(meta())
-    assert found is not None and found["code"] == CODE
+    assert found is not None and found.code == CODE

@@ -36,8 +36,9 @@ from ..race.accounts import Account, Ceremony, RaceResult, Rating
 from .contracts import KeyValue
 
 
-def _load(text: str | None) -> dict[str, Any] | None:
-    return None if text is None else dict(json.loads(text))
+def _load(text: str | None) -> Any:
+    """A stored JSON value (None for no value): the stored form of a record."""
+    return None if text is None else json.loads(text)
 
 
 def _rating(text: str | None) -> Rating | None:

@@ -22,10 +22,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
+from ..engine import RecordDict
 from ..race.condition import Condition as Condition
 from ..race.daily import DailyEntry, RankedEntry, streak
+from ..race.race import RaceMeta
 
 # -- errors -----------------------------------------------------------------------
 
@@ -88,11 +90,11 @@ class Broker(abc.ABC):
     # -- race logs ---------------------------------------------------------
 
     @abc.abstractmethod
-    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
-        """Store a new race's meta (:class:`~boulanger.race.race.RaceMeta` as a dict)."""
+    async def create_race(self, meta: RaceMeta) -> None:
+        """Store a new race's meta (its settings; the race's id is its ``race_id``)."""
 
     @abc.abstractmethod
-    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+    async def race_meta(self, race_id: str) -> RaceMeta | None:
         """A race's meta, or None when the race is unknown (or aged out)."""
 
     @abc.abstractmethod
@@ -285,7 +287,7 @@ class DailyStore(abc.ABC):
 
     @abc.abstractmethod
     async def record(
-        self, day: date, key_hash: str, entry: DailyEntry, record: dict[str, Any]
+        self, day: date, key_hash: str, entry: DailyEntry, record: RecordDict
     ) -> Recorded:
         """Record the player's result and game record, unless recorded already (first wins).
 
@@ -309,7 +311,7 @@ class DailyStore(abc.ABC):
         """The player's entry at its current rank."""
 
     @abc.abstractmethod
-    async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None:
+    async def game_record(self, day: date, entry_id: int) -> RecordDict | None:
         """The game record of a day's entry, or None when there is no such entry."""
 
     @abc.abstractmethod

@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, TypedDict
+from typing import NotRequired, TypedDict
 
 from .errors import Refused
 from .names import clean_name, name_key
@@ -64,11 +64,11 @@ class Passkey:
     public_key: str
     sign_count: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PasskeyDict:
         return {"id": self.id, "public_key": self.public_key, "sign_count": self.sign_count}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Passkey:
+    def from_dict(cls, data: PasskeyDict) -> Passkey:
         return cls(str(data["id"]), str(data["public_key"]), int(data["sign_count"]))
 
 
@@ -84,7 +84,7 @@ class Account:
     secret: str  # the key of its ranked dailies' host keys
     created: int  # ms
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> AccountDict:
         return {
             "id": self.id,
             "name": self.name,
@@ -96,7 +96,7 @@ class Account:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Account:
+    def from_dict(cls, data: AccountDict) -> Account:
         return cls(
             id=str(data["id"]),
             name=str(data["name"]),
@@ -142,16 +142,19 @@ class Ceremony:
     account_id: str | None = None
     key_hash: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"kind": self.kind}
-        for key in ("name", "account_id", "key_hash"):
-            if getattr(self, key) is not None or (self.kind == "signup" and key == "key_hash"):
-                data[key] = getattr(self, key)
+    def to_dict(self) -> CeremonyDict:
+        data: CeremonyDict = {"kind": self.kind}
+        if self.name is not None:
+            data["name"] = self.name
+        if self.account_id is not None:
+            data["account_id"] = self.account_id
+        if self.kind == "signup":
+            data["key_hash"] = self.key_hash
         data["challenge"] = self.challenge
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Ceremony:
+    def from_dict(cls, data: CeremonyDict) -> Ceremony:
         return cls(
             str(data["kind"]),
             str(data["challenge"]),
@@ -179,7 +182,7 @@ class RaceResult:
     daily: str | None = None
     ranked: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RaceResultDict:
         return {
             "race_id": self.race_id,
             "player_id": self.player_id,
@@ -194,8 +197,19 @@ class RaceResult:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RaceResult:
-        return cls(**{k: data.get(k) for k in cls.__slots__ if k in data})  # type: ignore[arg-type]
+    def from_dict(cls, data: RaceResultDict) -> RaceResult:
+        return cls(
+            race_id=data["race_id"],
+            player_id=data["player_id"],
+            at=data["at"],
+            cells=data["cells"],
+            players=data["players"],
+            place=data["place"],
+            won=data["won"],
+            time_ms=data["time_ms"],
+            daily=data.get("daily"),
+            ranked=data.get("ranked", False),
+        )
 
 
 @dataclass(slots=True)
@@ -205,7 +219,7 @@ class CellStats:
     first: int = 0
     times: list[int] = field(default_factory=list)
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> CellStatsWire:
         return {
             "played": self.played,
             "won": self.won,
@@ -216,7 +230,7 @@ class CellStats:
         }
 
 
-def stats(results: Iterable[RaceResult]) -> dict[str, Any]:
+def stats(results: Iterable[RaceResult]) -> StatsWire:
     """Races and dailies played and won, and per cell count best and median times."""
     races, dailies = CellStats(), CellStats()
     cells: dict[int, CellStats] = {}
@@ -261,14 +275,14 @@ class Rating:
     def shown(self) -> int:
         return round(max(0.0, self.mu - 3 * self.sigma) * 40)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RatingDict:
         return {"mu": self.mu, "sigma": self.sigma, "races": self.races}
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> RatingWire:
         return {"rating": self.shown, "races": self.races}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> Rating:
+    def from_dict(cls, data: RatingDict | None) -> Rating:
         if not data:
             return cls()
         return cls(float(data["mu"]), float(data["sigma"]), int(data.get("races", 0)))
@@ -290,3 +304,69 @@ def update_ratings(before: list[Rating], places: list[int]) -> list[Rating]:
         Rating(team[0].mu, team[0].sigma, old.races + 1)
         for team, old in zip(rated, before, strict=True)
     ]
+
+
+# -- the stored and wire forms ------------------------------------------------
+
+
+class PasskeyDict(TypedDict):
+    id: str
+    public_key: str
+    sign_count: int
+
+
+class AccountDict(TypedDict):
+    id: str
+    name: str
+    password: str | None
+    passkeys: list[PasskeyDict]
+    daily_key: str
+    secret: str
+    created: int
+
+
+class CeremonyDict(TypedDict):
+    kind: str
+    challenge: NotRequired[str]  # set last, as stored
+    name: NotRequired[str]
+    account_id: NotRequired[str]
+    key_hash: NotRequired[str | None]
+
+
+class RaceResultDict(TypedDict):
+    race_id: str
+    player_id: str
+    at: int
+    cells: int
+    players: int
+    place: int | None
+    won: bool
+    time_ms: int | None
+    daily: NotRequired[str | None]
+    ranked: NotRequired[bool]
+
+
+class CellStatsWire(TypedDict):
+    played: int
+    won: int
+    first: int
+    win_rate: float
+    best_ms: int | None
+    median_ms: int | None
+
+
+class StatsWire(TypedDict):
+    races: CellStatsWire
+    dailies: CellStatsWire
+    cells: dict[str, CellStatsWire]
+
+
+class RatingDict(TypedDict):
+    mu: float
+    sigma: float
+    races: NotRequired[int]
+
+
+class RatingWire(TypedDict):
+    rating: int
+    races: int

@@ -25,7 +25,7 @@ import hashlib
 import logging
 import secrets
 from datetime import date, timedelta
-from typing import Any
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 from argon2 import PasswordHasher
@@ -60,6 +60,25 @@ def new_account_id() -> str:
 def host_of(origin: str) -> str:
     """The host name of an origin: a passkey's relying party id."""
     return urlsplit(origin).hostname or ""
+
+
+class Profile(TypedDict):
+    """A player's public profile (``GET /api/players/{name}``)."""
+
+    name: str
+    since: int
+    stats: a.StatsWire
+    streak: int
+    calendar: list[str]
+    ratings: dict[str, a.RatingWire]
+    races: list[ProfileRace]
+
+
+class ProfileRace(a.RaceResultDict):
+    """A race of a profile's history, with the links to it and to its record."""
+
+    url: str
+    record: str
 
 
 class Accounts:
@@ -310,7 +329,7 @@ class Accounts:
 
     # -- profiles ----------------------------------------------------------
 
-    async def profile(self, account: a.Account) -> dict[str, Any]:
+    async def profile(self, account: a.Account) -> Profile:
         """The account's public profile (``GET /api/players/{name}``)."""
         store = self.store
         results = await store.history(account.id, a.HISTORY_MAX)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
@@ -48,10 +48,10 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
 
     client = ClientFiles(settings.client_dir)
 
-    async def page(request: Any) -> Response:
+    async def page(request: Request) -> Response:
         return client.page(request)
 
-    async def unknown(request: Any) -> Response:
+    async def unknown(request: Request) -> Response:
         # Any other address is the client's "nothing here" page (with a 404),
         # except under /api/, whose callers read JSON.
         if request.url.path.startswith("/api/"):

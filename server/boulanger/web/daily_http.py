@@ -21,6 +21,7 @@ from .. import codec
 from ..broker import BrokerUnavailable
 from ..race import daily as d
 from ..race import protocol as p
+from ..race.decoding import decode
 from ..race.errors import Refused
 from ..race.ids import new_race_id, new_secret, player_key, secret_hash
 from ..race.names import clean_name
@@ -266,7 +267,7 @@ class Watcher(Session):
 
     def _handle(self, text: str) -> None:
         try:
-            message = p.decode(codec.parse_json(text), d.CLIENT_MESSAGES)
+            message = decode(codec.parse_json(text), d.CLIENT_MESSAGES)
         except Refused as refused:
             self.fault(refused.code, refused.reason, ref=refused.ref, action_id=refused.action_id)
             return

@@ -6,6 +6,7 @@ by the app's one set of exception handlers (:mod:`.refusals`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -70,7 +71,7 @@ async def json_body(request: Request) -> dict[str, Any]:
     return data
 
 
-def _encodable(value: Any) -> bool:
+def _encodable(value: object) -> bool:
     """False when a string in ``value`` (a key or a value) has lone surrogates."""
     if isinstance(value, str):
         try:
@@ -85,14 +86,14 @@ def _encodable(value: Any) -> bool:
     return True
 
 
-def known_fields(data: dict[str, Any], *known: str) -> None:
+def known_fields(data: Mapping[str, object], *known: str) -> None:
     """Refuse a body with fields other than ``known``."""
     unknown = set(data) - set(known)
     if unknown:
         raise Refused("bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
 
 
-def cells_of(data: dict[str, Any]) -> int:
+def cells_of(data: Mapping[str, object]) -> int:
     """The body's ``cells`` (4 when absent): 4, 2 or 1."""
     cells = data.get("cells", 4)
     if cells not in (4, 2, 1) or isinstance(cells, bool):
@@ -189,7 +190,7 @@ async def race_record(request: Request) -> Response:
         raise Refused("race_running", "game records are public once the race is over")
     if race.meta.daily is not None and race.code_hidden(now_ms()):
         raise Refused("not_yet", "records of today's daily deal are public once the day ends")
-    return JSONResponse(race.record(player_id))
+    return JSONResponse(race.record(player_id).to_dict())
 
 
 def routes() -> list[BaseRoute]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import TypedDict
 
 from ..broker import BrokerUnavailable
 from ..race.errors import Refused
@@ -29,6 +29,17 @@ log = logging.getLogger(__name__)
 POLL_S = 0.25  # how often waiting races are looked at
 
 
+class QuickPlace(TypedDict):
+    """Where a newcomer to the quick races goes (``POST /api/quick``)."""
+
+    race_id: str
+    url: str
+    cells: int
+    players: int
+    wait_s: float
+    start_by: int | None
+
+
 class QuickRaces:
     """This process's quick-race queue and the task that starts its races."""
 
@@ -39,7 +50,7 @@ class QuickRaces:
         self.lock = asyncio.Lock()
         self._starter: asyncio.Task[None] | None = None
 
-    async def ask(self, cells: int) -> dict[str, Any]:
+    async def ask(self, cells: int) -> QuickPlace:
         """Where a newcomer goes: the open race for ``cells``, or a new one."""
         async with self.lock:
             race = self.queue.waiting(cells, now_ms())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from ..broker import Broker
 from ..engine import GameCode
@@ -12,6 +12,18 @@ from .clock import now_ms
 from .daily import Daily
 from .settings import Settings
 from .solving import SolverPool
+
+
+class CreatedRace(TypedDict):
+    """A new race as its creator is answered (``POST /api/races``)."""
+
+    race_id: str
+    code: str | None
+    url: str
+    host_key: str
+    par: int | None
+    winnable: bool | None
+    open_boards: bool
 
 
 class Races:
@@ -32,12 +44,15 @@ class Races:
         host_key_hash: str,
         *,
         practice: bool = False,
-        **fields: Any,
+        par: int | None = None,
+        winnable: bool | None = None,
+        hidden_deal: bool = False,
+        open_boards: bool = False,
+        daily: str | None = None,
+        ranked: bool = False,
+        player_key_hash: str | None = None,
     ) -> RaceMeta:
-        """What is fixed of a new race, with this server's settings.
-
-        ``fields``: the rest of :class:`RaceMeta` (par, daily, hidden_deal...).
-        """
+        """What is fixed of a new race, with this server's settings (see :class:`RaceMeta`)."""
         return RaceMeta(
             race_id=race_id,
             code=str(code),
@@ -49,12 +64,18 @@ class Races:
             practice=practice,
             # Practice games may take hints: their results prove nothing.
             review=None if practice else self.settings.review_limits().to_dict(),
-            **fields,
+            par=par,
+            winnable=winnable,
+            hidden_deal=hidden_deal,
+            open_boards=open_boards,
+            daily=daily,
+            ranked=ranked,
+            player_key_hash=player_key_hash,
         )
 
     async def add(self, meta: RaceMeta) -> None:
         """Store a new race (its meta) in the store."""
-        await self.broker.create_race(meta.race_id, meta.to_dict())
+        await self.broker.create_race(meta)
 
     async def create(
         self,
@@ -64,7 +85,7 @@ class Races:
         practice: bool = False,
         open_boards: bool = False,
         host_key_hash: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> CreatedRace:
         """Create a race on a catalog deal (or the given code); answer the creator's view.
 
         A deal picked here stays secret until the race starts (its code is

@@ -8,8 +8,9 @@ import json
 import time
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import cast
 
+from ...engine import RecordDict
 from ...race.daily import WON, DailyEntry, RankedEntry, entry_id_of, expires_at, ranking_key
 from ..contracts import Broker, DailyStore, Page, Recorded, check_page, daily_channel, published
 
@@ -66,7 +67,7 @@ class MemoryDailyStore(DailyStore):
         return None if found is None else found.attempts.get(key_hash)
 
     async def record(
-        self, day: date, key_hash: str, entry: DailyEntry, record: dict[str, Any]
+        self, day: date, key_hash: str, entry: DailyEntry, record: RecordDict
     ) -> Recorded:
         found = self._day(day, create=True)
         assert found is not None
@@ -121,10 +122,10 @@ class MemoryDailyStore(DailyStore):
         key = None if found is None else found.players.get(key_hash)
         return None if key is None or found is None else self._ranked(found, key)
 
-    async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None:
+    async def game_record(self, day: date, entry_id: int) -> RecordDict | None:
         found = self._day(day)
         text = None if found is None else found.records.get(entry_id)
-        return None if text is None else dict(json.loads(text))
+        return None if text is None else cast(RecordDict, json.loads(text))
 
     async def won_days(self, key_hash: str, upto: date, limit: int) -> list[date]:
         days = sorted((d for d in self.data.won.get(key_hash, ()) if d <= upto), reverse=True)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import defaultdict
-from typing import Any
 
 from ...codec import with_seq
 from ...race.condition import LogState
+from ...race.race import RaceMeta
 from ..contracts import AppendRefused, Broker, Condition, Listener, race_channel
 
 
@@ -20,7 +21,7 @@ class MemoryBroker(Broker):
     def __init__(self, race_ttl_s: float = 24 * 3600) -> None:
         self.race_ttl_s = race_ttl_s
         self._created: dict[str, float] = {}  # insertion order is creation order
-        self._metas: dict[str, dict[str, Any]] = {}
+        self._metas: dict[str, RaceMeta] = {}
         self._logs: dict[str, list[str]] = defaultdict(list)
         self._states: dict[str, LogState] = {}
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
@@ -28,7 +29,8 @@ class MemoryBroker(Broker):
     async def ping(self) -> bool:
         return True
 
-    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
+    async def create_race(self, meta: RaceMeta) -> None:
+        race_id = meta.race_id
         now = time.monotonic()
         # Forget races past their time, oldest first, so memory stays bounded.
         for old, created in list(self._created.items()):
@@ -39,11 +41,11 @@ class MemoryBroker(Broker):
             self._logs.pop(old, None)
             self._states.pop(old, None)
         self._created[race_id] = now
-        self._metas[race_id] = dict(meta)
+        self._metas[race_id] = dataclasses.replace(meta)  # a copy: the caller's may change
 
-    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+    async def race_meta(self, race_id: str) -> RaceMeta | None:
         meta = self._metas.get(race_id)
-        return None if meta is None else dict(meta)
+        return None if meta is None else dataclasses.replace(meta)
 
     async def append(self, race_id: str, event: str, condition: Condition) -> int:
         state = self._states.get(race_id)

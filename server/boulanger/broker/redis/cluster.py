@@ -46,6 +46,7 @@ from urllib.parse import unquote
 
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
+from ...race.race import RaceMeta
 from ..contracts import (
     CONTROL_CHANNEL,
     AppendRefused,
@@ -67,7 +68,7 @@ from .scripts import (
     confirm_command,
     race_key,
 )
-from .slots import Node, SlotMap, key_slot, redirect
+from .slots import Node, SlotMap, key_slot, parse_cluster_url, redirect
 from .subscriber import Subscription
 
 log = logging.getLogger(__name__)
@@ -77,25 +78,6 @@ _APPEND_SHA = hashlib.sha1(_APPEND.encode()).hexdigest()
 _ASKING = encode_command("ASKING")
 REDIRECTS = 5  # MOVED/ASK/TRYAGAIN followed per command, at most
 REFRESH_GAP_S = 0.2  # between two slot map refreshes, at least
-
-
-def parse_cluster_url(url: str) -> tuple[list[Node], str]:
-    """The seed nodes of ``redis-cluster://[user:password@]host:port[,host:port...]``,
-    and a ``redis://`` URL of the first with the credentials (for :class:`Endpoint`)."""
-    rest = url.removeprefix("redis-cluster://")
-    if rest == url:
-        raise ValueError(f"not a redis-cluster:// URL: {url!r}")
-    rest = rest.split("/", 1)[0].split("?", 1)[0]
-    userinfo, _, hosts = rest.rpartition("@")
-    seeds: list[Node] = []
-    for item in hosts.split(","):
-        host, _, port = item.strip().rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError(f"{item!r} in {url!r} is not host:port")
-        seeds.append((host.strip("[]"), int(port)))
-    first = f"[{seeds[0][0]}]" if ":" in seeds[0][0] else seeds[0][0]
-    auth = f"{userinfo}@" if userinfo else ""
-    return seeds, f"redis://{auth}{first}:{seeds[0][1]}/0"
 
 
 class Shard:
@@ -395,15 +377,15 @@ class RedisClusterBroker(Broker):
 
     # -- race logs ---------------------------------------------------------
 
-    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
-        key = race_key(race_id, "meta")
-        command = encode_command("SET", key, json.dumps(meta), "EX", RACE_TTL_S)
+    async def create_race(self, meta: RaceMeta) -> None:
+        key = race_key(meta.race_id, "meta")
+        command = encode_command("SET", key, json.dumps(meta.to_dict()), "EX", RACE_TTL_S)
         _check(await self._command(key_slot(key), command))
 
-    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+    async def race_meta(self, race_id: str) -> RaceMeta | None:
         key = race_key(race_id, "meta")
         text = _check(await self._command(key_slot(key), encode_command("GET", key)))
-        return None if text is None else dict(json.loads(text))
+        return None if text is None else RaceMeta.from_dict(json.loads(text))
 
     async def append(self, race_id: str, event: str, condition: Condition) -> int:
         command = append_command(_APPEND_SHA, race_id, event, condition)

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..contracts import BrokerUnavailable, KeyValue
-from .errors import redis_client_errors
+from .errors import Client, redis_client_errors
 
 # Set KEYS[1] to ARGV[2] if it still holds ARGV[1] (ARGV[3] = "0": if it is absent),
 # and mark the write done in KEYS[2], a key of this writer's own token (same hash
@@ -65,7 +65,7 @@ def writer_mark(key: str, token: str) -> str:
 class RedisKeyValue(KeyValue):
     """In Redis; each operation is one command on one key, so a cluster routes it."""
 
-    def __init__(self, redis: Any) -> None:
+    def __init__(self, redis: Client) -> None:
         """``redis``: the store's redis-py client (a cluster's, or one Redis's)."""
         self.redis = redis
 

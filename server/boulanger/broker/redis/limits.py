@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import itertools
 import secrets
-from typing import Any
 
 from ..contracts import Lease, Limits
-from .errors import redis_client_errors
+from .errors import Client, redis_client_errors
 
 _NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
 
@@ -66,7 +65,7 @@ def stored_key(key: str) -> str:
 class RedisLimits(Limits):
     """Hits and leases in sorted sets, each decision one script run atomically."""
 
-    def __init__(self, redis: Any) -> None:
+    def __init__(self, redis: Client) -> None:
         """``redis``: the store's redis-py client (a cluster's, or one Redis's)."""
         self.redis = redis
         self._hit = redis.register_script(HIT)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -31,6 +30,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ...race.race import RaceMeta
 from ..contracts import CONTROL_CHANNEL, AppendRefused, Broker, Condition, Listener
 from .appender import Appends
 from .endpoint import REPLY_TIMEOUT_S, Endpoint
@@ -136,14 +136,15 @@ class RedisBroker(Broker):
 
     # -- race logs ---------------------------------------------------------
 
-    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
+    async def create_race(self, meta: RaceMeta) -> None:
         with redis_errors():
-            await self.redis.set(race_key(race_id, "meta"), json.dumps(meta), ex=RACE_TTL_S)
+            text = json.dumps(meta.to_dict())
+            await self.redis.set(race_key(meta.race_id, "meta"), text, ex=RACE_TTL_S)
 
-    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+    async def race_meta(self, race_id: str) -> RaceMeta | None:
         with redis_errors():
             text = await self.redis.get(race_key(race_id, "meta"))
-        return None if text is None else dict(json.loads(text))
+        return None if text is None else RaceMeta.from_dict(json.loads(text))
 
     async def append(self, race_id: str, event: str, condition: Condition) -> int:
         command = append_command(APPEND_SHA, race_id, event, condition)

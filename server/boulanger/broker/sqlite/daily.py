@@ -26,8 +26,9 @@ import json
 import sqlite3
 import zlib
 from datetime import date
-from typing import Any
+from typing import cast
 
+from ...engine import RecordDict
 from ...race.daily import (
     DAY_MS,
     WON,
@@ -81,14 +82,14 @@ AGE_ROWS = 2000  # rows of one table deleted per transaction while ageing
 AGE_WINNERS = 200
 
 
-def pack_record(record: dict[str, Any]) -> bytes:
+def pack_record(record: RecordDict) -> bytes:
     """A game record as stored: compact JSON, zlib-compressed (about a ninth of the JSON)."""
     return zlib.compress(json.dumps(record, separators=(",", ":")).encode(), 6)
 
 
-def unpack_record(blob: bytes) -> dict[str, Any]:
+def unpack_record(blob: bytes) -> RecordDict:
     """A game record as :func:`pack_record` stored it."""
-    return dict(json.loads(zlib.decompress(blob)))
+    return cast(RecordDict, json.loads(zlib.decompress(blob)))
 
 
 def _rank(conn: sqlite3.Connection, day: int, key: str, held: int = 0) -> int | None:
@@ -148,7 +149,7 @@ class SqliteDailyStore(DailyStore):
         return None if row is None else str(row[0])
 
     async def record(
-        self, day: date, key_hash: str, entry: DailyEntry, record: dict[str, Any]
+        self, day: date, key_hash: str, entry: DailyEntry, record: RecordDict
     ) -> Recorded:
         number = day.toordinal()
         text = json.dumps(entry.to_dict(), separators=(",", ":"))
@@ -274,7 +275,7 @@ class SqliteDailyStore(DailyStore):
 
         return await self.broker.query(read)
 
-    async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None:
+    async def game_record(self, day: date, entry_id: int) -> RecordDict | None:
         if self._expired(day):
             return None
         row = await self.broker.query(
