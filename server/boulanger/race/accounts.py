@@ -1,7 +1,9 @@
-"""Accounts' rules: names, passwords, sign-in limits, history entries and ratings.
+"""Accounts' rules and records: names, passwords, sign-in limits, accounts, history
+entries and ratings.
 
 Plain Python, no storage and no transport (those are :mod:`boulanger.broker.accounts`
-and :mod:`boulanger.web.accounts`). An account name follows the rules of a
+and :mod:`boulanger.web.accounts`); the records' stored forms are the
+``...Dict`` shapes at the end. An account name follows the rules of a
 race name (:mod:`.names`: normalised, visible characters, compared by the
 confusable skeleton) and has :data:`ACCOUNT_NAME_MIN` to :data:`ACCOUNT_NAME_MAX`
 characters; two accounts may not have names that look alike.

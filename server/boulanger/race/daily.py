@@ -1,7 +1,8 @@
 """The daily challenge as plain Python: the deal of a date, the leaderboard key, streaks.
 
-Only the standard library and the rules engine: the stores (``boulanger.broker.daily``)
-and the web routes (``boulanger.web.daily``) drive these functions.
+Only the standard library and the rules engine: the stores (each backend's
+``daily`` in ``boulanger.broker``) and the web (``boulanger.web.daily``) drive
+these functions.
 
 **The deal of the day.** Every UTC date from :data:`FIRST_DAY` on has one deal
 with 4 free cells, a function of the date and a fixed list only::
