@@ -2,7 +2,7 @@
 
 Through the real protocol, on an app served in this test's event loop. The
 pace is real to the server but costs no waiting: the races' clock
-(``boulanger.web.hub.clock``) is the test's, moved forward by each pause
+(``boulanger.web.clock.source``) is the test's, moved forward by each pause
 before an action is sent (seeded), so every action's ``t`` is exactly the
 sum of the pauses before it.
 """
@@ -26,7 +26,7 @@ import uvicorn
 from boulanger.race import daily as d
 from boulanger.race.review import LINE_REASON
 from boulanger.solver import solve
-from boulanger.web import hub
+from boulanger.web import clock as races_clock
 from boulanger.web.app import create_app
 from boulanger.web.settings import Settings
 from boulanger.web.solving import SolverPool
@@ -56,7 +56,7 @@ class Clock:
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
     clear_of_midnight(10 * 60)  # the daily test's day must not change under it
     fake = Clock()
-    monkeypatch.setattr(hub, "clock", fake)
+    monkeypatch.setattr(races_clock, "source", fake)
     yield fake
 
 

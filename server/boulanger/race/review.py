@@ -20,14 +20,46 @@ far to stray. The figures and the limits passed are kept for moderators
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
+
+from .wire import ReviewWire
 
 HELD = "held"
 # What players are told of a win held for its line (no figures, no limits).
 LINE_REASON = "line of play under review"
+
+
+class ReviewLimitsDict(TypedDict):
+    """The review limits as a race's settings store them."""
+
+    min_actions: int
+    median_ms: int
+    fast_ms: int
+    fast_share: float
+    par_ms: int
+    line_min_decisions: int
+    line_share: float
+    line_run: int
+
+
+class LineSignalDict(TypedDict):
+    """A win's line as the race's log and the daily store keep it (see :class:`LineSignal`)."""
+
+    actions: int
+    undos: int
+    par: int | None
+    decisions: int
+    on_line: int
+    longest_run: int
+    unmeasured: int
+    hard: int
+    easy: int
+    hard_pause_ms: int | None
+    easy_pause_ms: int | None
+    positions: int
+    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +90,33 @@ class ReviewLimits:
         """Whether wins are judged by their line (a limit of the line is set)."""
         return bool(self.line_share or self.line_run)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReviewLimitsDict:
         """The limits as stored with the race's settings."""
-        return dataclasses.asdict(self)
+        return {
+            "min_actions": self.min_actions,
+            "median_ms": self.median_ms,
+            "fast_ms": self.fast_ms,
+            "fast_share": self.fast_share,
+            "par_ms": self.par_ms,
+            "line_min_decisions": self.line_min_decisions,
+            "line_share": self.line_share,
+            "line_run": self.line_run,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ReviewLimits:
-        """Limits as :meth:`to_dict` stored them; unknown keys ignored."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+    def from_dict(cls, data: ReviewLimitsDict) -> ReviewLimits:
+        """Limits as :meth:`to_dict` stored them (one stored before a limit was added: its default)."""
+        default = cls()
+        return cls(
+            min_actions=data.get("min_actions", default.min_actions),
+            median_ms=data.get("median_ms", default.median_ms),
+            fast_ms=data.get("fast_ms", default.fast_ms),
+            fast_share=data.get("fast_share", default.fast_share),
+            par_ms=data.get("par_ms", default.par_ms),
+            line_min_decisions=data.get("line_min_decisions", default.line_min_decisions),
+            line_share=data.get("line_share", default.line_share),
+            line_run=data.get("line_run", default.line_run),
+        )
 
 
 def _median(values: Sequence[int]) -> float:
@@ -146,15 +196,42 @@ class LineSignal:
         """The share of decisions on the line (0 without decisions)."""
         return self.on_line / self.decisions if self.decisions else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LineSignalDict:
         """The signal as the race's log and the daily store keep it."""
-        return dataclasses.asdict(self)
+        return {
+            "actions": self.actions,
+            "undos": self.undos,
+            "par": self.par,
+            "decisions": self.decisions,
+            "on_line": self.on_line,
+            "longest_run": self.longest_run,
+            "unmeasured": self.unmeasured,
+            "hard": self.hard,
+            "easy": self.easy,
+            "hard_pause_ms": self.hard_pause_ms,
+            "easy_pause_ms": self.easy_pause_ms,
+            "positions": self.positions,
+            "seconds": self.seconds,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LineSignal:
+    def from_dict(cls, data: LineSignalDict) -> LineSignal:
         """A signal as :meth:`to_dict` (or the solver's ``LineMeasure.to_dict``) wrote it."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(
+            actions=data["actions"],
+            undos=data["undos"],
+            par=data["par"],
+            decisions=data["decisions"],
+            on_line=data["on_line"],
+            longest_run=data["longest_run"],
+            unmeasured=data["unmeasured"],
+            hard=data["hard"],
+            easy=data["easy"],
+            hard_pause_ms=data["hard_pause_ms"],
+            easy_pause_ms=data["easy_pause_ms"],
+            positions=data["positions"],
+            seconds=data["seconds"],
+        )
 
 
 def review_line(signal: LineSignal, limits: ReviewLimits) -> str | None:
@@ -175,6 +252,6 @@ def review_line(signal: LineSignal, limits: ReviewLimits) -> str | None:
     return "; ".join(reasons) or None
 
 
-def review_wire(reason: str | None) -> dict[str, str] | None:
+def review_wire(reason: str | None) -> ReviewWire | None:
     """A result's ``review`` as the wire shows it: null, or held with its reason."""
     return None if reason is None else {"status": HELD, "reason": reason}

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .review import LineSignal, review_wire
 from .states import PlayerStatus
+from .wire import StandingWire
 
 
 @dataclass(slots=True)
@@ -34,9 +34,9 @@ class Standing:
     line: LineSignal | None = None
     line_held: str | None = None
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> StandingWire:
         """The standing as the race's messages carry it (docs/protocol.md)."""
-        wire: dict[str, Any] = {
+        wire: StandingWire = {
             "player_id": self.player_id,
             "name": self.name,
             "host": self.host,

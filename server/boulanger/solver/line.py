@@ -42,9 +42,9 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
-from ..engine import Board, Game
+from ..engine import Board, Game, GameRecord, RecordDict
 from ..engine.moves import FIRST_CELL, FOUNDATION, PLACE_INDEX
 from .search import SearchMove, Verdict, _score, children, key_of, search, settle
 from .solve import shorten, to_steps
@@ -56,6 +56,24 @@ MAX_POSITIONS = 300_000
 BUDGET_S = 10.0
 
 _State = tuple[bytes, tuple[bytes, ...], tuple[int, ...]]
+
+
+class LineMeasureDict(TypedDict):
+    """A measure as :meth:`LineMeasure.to_dict` writes it (the race logs these fields)."""
+
+    actions: int
+    undos: int
+    par: int | None
+    decisions: int
+    on_line: int
+    longest_run: int
+    unmeasured: int
+    hard: int
+    easy: int
+    hard_pause_ms: int | None
+    easy_pause_ms: int | None
+    positions: int
+    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +101,7 @@ class LineMeasure:
     positions: int
     seconds: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LineMeasureDict:
         return {
             "actions": self.actions,
             "undos": self.undos,
@@ -216,7 +234,7 @@ class Decision:
 
 
 def decisions(
-    record: dict[str, Any],
+    record: RecordDict,
     *,
     max_positions: int = MAX_POSITIONS,
     budget: float | None = BUDGET_S,
@@ -225,34 +243,34 @@ def decisions(
     """Each decision of a game record, judged (see the module docstring); raises
     RecordError for a record that does not replay. ``budget`` None: no limit in
     processor seconds (the result depends on the record alone)."""
-    Game.from_record(record)  # checks the record, its times included
-    game = Game(record["code"])
+    parsed = GameRecord.parse(record)  # checks the record, its times included
+    game = Game(parsed.code)
     ncells = len(game.board.cells)
     if lines is None:
         deadline = None if budget is None else time.process_time() + budget
         lines = _Lines(ncells, max_positions, deadline)
     found: list[Decision] = []
-    for index, action in enumerate(record["actions"]):
-        move = {k: v for k, v in action.items() if k != "t"}
-        if "undo" not in move:
-            board = game.board
-            src, dst = PLACE_INDEX[move["src"]], PLACE_INDEX[move["dst"]]
-            mine = search_move(board, src, dst, int(move.get("count", 1)))
-            if mine is not None:
-                state = _settled(board)
-                planned = lines.moves(state)
-                if planned is None:
-                    unknown = key_of(state[0], state[1]) in lines.unknown
-                    found.append(Decision(index, None, None, unknown))
-                else:
-                    hard = _first_guess(state, ncells) not in planned
-                    found.append(Decision(index, mine in planned, hard))
-        game.apply_action(move)
+    for index, move in enumerate(parsed.actions):
+        if move is None:
+            game.undo()
+            continue
+        board = game.board
+        mine = search_move(board, PLACE_INDEX[move.src], PLACE_INDEX[move.dst], move.count)
+        if mine is not None:
+            state = _settled(board)
+            planned = lines.moves(state)
+            if planned is None:
+                unknown = key_of(state[0], state[1]) in lines.unknown
+                found.append(Decision(index, None, None, unknown))
+            else:
+                hard = _first_guess(state, ncells) not in planned
+                found.append(Decision(index, mine in planned, hard))
+        game.play(move)
     return found
 
 
 def measure_line(
-    record: dict[str, Any],
+    record: RecordDict,
     *,
     par: int | None = None,
     max_positions: int = MAX_POSITIONS,
@@ -263,25 +281,24 @@ def measure_line(
     ``par``, when None, is the length of the first line found (from the deal).
     """
     start = time.process_time()
-    code = Game.from_record(record).code
+    parsed = GameRecord.parse(record)
     deadline = None if budget is None else start + budget
-    lines = _Lines(len(Board.deal(code).cells), max_positions, deadline)
+    lines = _Lines(len(Board.deal(parsed.code).cells), max_positions, deadline)
     judged = decisions(record, lines=lines)
-    times: list[int | None] = [a.get("t") for a in record["actions"]]
     run = longest = 0
     # The pauses before hard (True) and easy decisions.
     pauses: dict[bool, list[int]] = {True: [], False: []}
     for decision in judged:
         run = run + 1 if decision.on_line else 0
         longest = max(longest, run)
-        pause = _pause(times, decision.index)
+        pause = _pause(parsed.times, decision.index)
         if decision.hard is not None and pause is not None:
             pauses[decision.hard].append(pause)
     if par is None and lines.first_path is not None:
-        par = len(to_steps(Board.deal(code), lines.first_path))
+        par = len(to_steps(Board.deal(parsed.code), lines.first_path))
     return LineMeasure(
-        actions=len(record["actions"]),
-        undos=sum(1 for a in record["actions"] if "undo" in a),
+        actions=len(parsed.actions),
+        undos=sum(1 for move in parsed.actions if move is None),
         par=par,
         decisions=len(judged),
         on_line=sum(1 for d in judged if d.on_line),
@@ -296,8 +313,8 @@ def measure_line(
     )
 
 
-def _pause(times: list[int | None], index: int) -> int | None:
+def _pause(times: tuple[int, ...] | None, index: int) -> int | None:
     """The ms between action ``index`` and the one before (the start for the first)."""
-    now = times[index]
-    before = times[index - 1] if index else 0
-    return None if now is None or before is None else now - before
+    if times is None:
+        return None
+    return times[index] - (times[index - 1] if index else 0)

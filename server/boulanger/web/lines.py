@@ -20,7 +20,8 @@ import logging
 from ..broker import BrokerUnavailable
 from ..race.errors import Refused
 from ..race.review import LineSignal
-from .hub import RaceHub, now_ms
+from .clock import now_ms
+from .hub import RaceHub
 from .solving import SolverPool
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ class Lines:
         race = hub.race
         try:
             signal: LineSignal | None = LineSignal.from_dict(
-                await self.solver.line(race.record(player_id), race.meta.par)
+                await self.solver.line(race.record(player_id).to_dict(), race.meta.par)
             )
         except Exception:
             # Logged unmeasured: the race's results must not wait for ever.
