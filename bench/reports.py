@@ -43,7 +43,7 @@ def show(result: dict[str, Any]) -> None:
         "ack_p50_ms", "ack_p95_ms", "ack_p99_ms", "rival_p50_ms", "rival_p99_ms",
         "stale_p50_ms", "stale_p99_ms", "stale_max_ms", "rival_told_per_action",
         "unchanged_deliveries", "order_only_deliveries", "server_writes", "server_reads",
-        "server_cpu_pct", "redis_cpu_pct", "loadgen_cpu_pct", "others_pct", "loadavg", "server_rss_kb",
+        "server_cpu_pct", "server_sys_pct", "redis_cpu_pct", "loadgen_cpu_pct", "others_pct", "loadavg", "server_rss_kb",
         "kb_per_idle_player", "rss_start_kb", "rss_idle_kb", "errors", "disconnects",
         "close_codes", "retries", "lost_events", "disordered_events", "missing_at_end",
         "db_bytes", "sqlite_appends_per_transaction", "sqlite_largest_transaction",
@@ -74,7 +74,7 @@ def report(results: list[dict[str, Any]]) -> None:
                 f"{r['rival_p50_ms']}/{r['rival_p99_ms']} stale p50/p99/max="
                 f"{r.get('stale_p50_ms')}/{r.get('stale_p99_ms')}/{r.get('stale_max_ms')}"
                 f" told/action={r.get('rival_told_per_action')}"
-                f" cpu={r['server_cpu_pct']}"
+                f" cpu={r['server_cpu_pct']} sys={r.get('server_sys_pct')}"
                 f" redis={r.get('redis_cpu_pct')} load={r['loadgen_cpu_pct']}"
                 f" others={r.get('others_pct')} loadavg={r.get('loadavg')}"
                 f" errors={sum(r['errors'].values())} disc={r['disconnects']}"

@@ -41,6 +41,7 @@ from bench.procs import (
     SyscallCount,
     core_busy,
     cpu_seconds,
+    cpu_split,
     die_with_parent,
     pin,
     rss_kb,
@@ -192,6 +193,7 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
             pids = target.pids + target.redis_pids
             load_pids = [proc.pid for proc in workers if proc.pid is not None]
             cpu0 = [cpu_seconds(pid) for pid in pids]
+            sys0 = sum(cpu_split(pid)[1] for pid in target.pids)
             load0 = [cpu_seconds(pid) for pid in load_pids]
             wall0 = time.monotonic()
             cores0 = core_busy()
@@ -202,6 +204,10 @@ def run(args: argparse.Namespace, idle: bool = False) -> dict[str, Any]:
             wall = time.monotonic() - wall0
             cores1 = core_busy()
             cpu1 = [cpu_seconds(pid) for pid in pids]
+            # The kernel's share of the servers' CPU: mostly the sockets' system calls.
+            result["server_sys_pct"] = round(
+                100 * (sum(cpu_split(pid)[1] for pid in target.pids) - sys0) / wall, 1
+            )
             load1 = [cpu_seconds(pid) for pid in load_pids]
             cpu = [round(100 * (b - a) / wall, 1) for a, b in zip(cpu0, cpu1, strict=False)]
             n = len(target.pids)
