@@ -214,7 +214,7 @@ class RaceHub:
                 if seq <= self.race.seq and not waiter.done():
                     waiter.set_result(None)
         player_id = applied.board_of
-        # A player's progress may wait for the tick (web.frames.Ticker): the
+        # A player's progress may wait its window (web.frames.Ticker): the
         # player's own ack takes theirs at once; joins, the start and the end go now.
         if applied.told:
             send_to_all(self.connections, applied.text, soon=player_id is None)
