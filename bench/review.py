@@ -59,6 +59,7 @@ def timed(game: Game, seed: int) -> dict[str, Any]:
     """The game's record with ``t``: 0.3 to 3 s between actions."""
     rng = random.Random(seed)
     record = game.record()
+    record = record.to_dict() if hasattr(record, "to_dict") else record  # a GameRecord now
     t = 0
     for action in record["actions"]:
         t += rng.randint(300, 3000)

@@ -131,7 +131,7 @@ async def write_race(
     rng = random.Random(n)
     race_id = f"bench{n:06d}"
     meta = RaceMeta(race_id, code, int(time.time() * 1000), "h" * 64, par=len(solution))
-    await broker.create_race(race_id, meta.to_dict())
+    await broker.create_race(meta)
     race = Race(meta)
     clock = meta.created_at
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from boulanger.broker import race_channel
-from boulanger.broker.cluster import RedisClusterBroker
-from boulanger.broker.slots import key_slot
+from boulanger.broker.redis.cluster import RedisClusterBroker
+from boulanger.broker.redis.slots import key_slot
 from boulanger.solver import solve
 from support.games import game_after
 from support.racer import Racer, create_race

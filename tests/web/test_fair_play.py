@@ -216,7 +216,7 @@ async def test_no_hints_on_todays_daily_deal(redis_server: ServerProcess) -> Non
     broker = open_broker(redis_server.broker_url)
     await broker.start()
     try:
-        await broker.create_race(race_id, meta.to_dict())
+        await broker.create_race(meta)
     finally:
         await broker.close()
     solo = await Racer(redis_server.ws_base, race_id).connect()

@@ -19,7 +19,7 @@ import pytest
 import uvicorn
 
 from boulanger import codec
-from boulanger.broker import Broker, open_broker, race_channel
+from boulanger.broker import Broker, Store, open_broker, open_store, race_channel
 from boulanger.web.app import create_app
 from boulanger.web.connection import CLOSE_REPLACED
 from boulanger.web.settings import Settings
@@ -32,11 +32,11 @@ ENV = {"BOULANGER_COUNTDOWN_MS": "100"}
 
 
 @contextlib.asynccontextmanager
-async def _serve(broker: Broker) -> AsyncIterator[str]:
-    """An app on ``broker`` served in this event loop; yields its WebSocket base."""
+async def _serve(store: Store) -> AsyncIterator[str]:
+    """An app on ``store`` served in this event loop; yields its WebSocket base."""
     settings = Settings.from_env(broker_url="memory://", countdown_ms=100)
     port = free_port()
-    config = uvicorn.Config(create_app(settings, broker), port=port, log_level="warning")
+    config = uvicorn.Config(create_app(settings, store), port=port, log_level="warning")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     async with asyncio.timeout(10):
@@ -69,15 +69,15 @@ async def deployment(
     kind = request.param
     if kind in ("memory", "sqlite"):
         url = "memory://" if kind == "memory" else f"sqlite:///{tmp_path / 'boulanger.db'}"
-        broker = open_broker(url)
-        await broker.start()
+        store = open_store(url)
+        await store.start()
         try:
             async with contextlib.AsyncExitStack() as stack:
-                a = await stack.enter_async_context(_serve(broker))
-                b = await stack.enter_async_context(_serve(broker))
-                yield (a, b), broker
+                a = await stack.enter_async_context(_serve(store))
+                b = await stack.enter_async_context(_serve(store))
+                yield (a, b), store.broker
         finally:
-            await broker.close()
+            await store.close()
         return
     if kind == "redis":
         redis: RedisProcess = request.getfixturevalue("own_redis")

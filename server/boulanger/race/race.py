@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from ..engine import (
     CARD_NAMES,
@@ -22,6 +22,7 @@ from ..engine import (
     EngineError,
     Game,
     GameCode,
+    GameRecord,
     IllegalMoveError,
     InvalidNotationError,
     Move,
@@ -37,9 +38,10 @@ from .errors import Refused
 from .events import Acted, Ended, Event, Joined, Judged, RematchOpened, Resigned, Started
 from .ids import secret_hash, secret_matches
 from .names import clean_name, name_key
-from .review import ReviewLimits, review
+from .review import ReviewLimits, ReviewLimitsDict, review
 from .standings import Standing, leaderboard_key, rank
 from .states import EndReason, PlayerStatus, RaceState
+from .wire import GameView, RematchWire, SnapshotWire
 
 MAX_PLAYERS = 8
 # Action ids remembered per player for idempotence. Clients resend only the
@@ -83,17 +85,37 @@ class RaceMeta:
     # Spectators may watch the boards of players still playing.
     open_boards: bool = False
     # The limits results are reviewed against (ReviewLimits); None: not reviewed.
-    review: dict[str, Any] | None = None
+    review: ReviewLimitsDict | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RaceMetaDict:
         """The race's settings as stored beside its log."""
-        return dataclasses.asdict(self)
+        return cast(RaceMetaDict, dataclasses.asdict(self))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RaceMeta:
+    def from_dict(cls, data: RaceMetaDict) -> RaceMeta:
         """Settings as :meth:`to_dict` stored them; unknown keys (from a newer server) ignored."""
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(**cast(dict[str, Any], {k: v for k, v in data.items() if k in known}))
+
+
+class RaceMetaDict(TypedDict, total=False):
+    """A race's settings as the store keeps them (:meth:`RaceMeta.to_dict`)."""
+
+    race_id: str
+    code: str
+    created_at: int
+    host_key_hash: str
+    time_limit_s: int
+    countdown_ms: int
+    practice: bool
+    par: int | None
+    winnable: bool | None
+    daily: str | None
+    ranked: bool
+    player_key_hash: str | None
+    hidden_deal: bool
+    open_boards: bool
+    review: ReviewLimitsDict | None
 
 
 @dataclass(slots=True)
@@ -137,7 +159,7 @@ class Player:
         """Whether the player has won or resigned."""
         return self.resigned or self.won_at is not None
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> GameView:
         """This player's game as the wire shows it (its status computed once per action)."""
         return game_view(self.game, self.status)
 
@@ -198,7 +220,7 @@ def moved_card(board: Board, move: Move) -> str:
     return CARD_NAMES[card]
 
 
-def game_view(game: Game, status: str | None = None) -> dict[str, Any]:
+def game_view(game: Game, status: str | None = None) -> GameView:
     """A player's game as the wire shows it (see "Game" in docs/protocol.md).
 
     ``status``, when known, saves computing it again.
@@ -251,7 +273,7 @@ class Race:
         self.start_at: int | None = None
         self.ends_at: int | None = None
         self.over_reason: EndReason | None = None
-        self.rematch: dict[str, Any] | None = None
+        self.rematch: RematchWire | None = None
         self.rematch_seq = 0  # the rematch event's seq
         self.rematch_prev = 0  # and its prev_seq
         # The last event sent to every connection of the race (the prev_seq of
@@ -366,7 +388,7 @@ class Race:
         """Everyone's standing in leaderboard order; ``final`` ranks everyone."""
         return rank([self.standing(p) for p in self.players.values()], final)
 
-    def snapshot(self, now: int) -> dict[str, Any]:
+    def snapshot(self, now: int) -> SnapshotWire:
         """The race as a client sees it at ``now`` (``race`` of welcome and snapshot)."""
         ordered = self.standings(final=self.over_reason is not None)
         return {
@@ -389,20 +411,16 @@ class Race:
             "rematch": self.rematch,
         }
 
-    def game_of(self, player_id: str | None) -> dict[str, Any] | None:
+    def game_of(self, player_id: str | None) -> GameView | None:
         """A player's own game for their welcome or snapshot (None before a secret deal)."""
         if player_id is None or self.layout_hidden():
             return None
         return self.players[player_id].view()
 
-    def record(self, player_id: str) -> dict[str, Any]:
+    def record(self, player_id: str) -> GameRecord:
         """The player's game record, every action with its time ``t``."""
         player = self.players[player_id]
-        record = player.game.record()
-        record["actions"] = [
-            {**action, "t": t} for action, t in zip(record["actions"], player.times, strict=True)
-        ]
-        return record
+        return dataclasses.replace(player.game.record(), times=tuple(player.times))
 
     def _review(self, player: Player) -> None:
         """Review the player's result once, when it is final (race.review)."""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .review import review_wire
 from .states import PlayerStatus
+from .wire import StandingWire
 
 
 @dataclass(slots=True)
@@ -43,9 +43,9 @@ class Standing:
             self.review,
         )
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> StandingWire:
         """The standing as the race's messages carry it (docs/protocol.md)."""
-        wire: dict[str, Any] = {
+        wire: StandingWire = {
             "player_id": self.player_id,
             "name": self.name,
             "host": self.host,
