@@ -246,6 +246,7 @@ class PlayerJoined(Message):
 
     type: ClassVar[str] = "player_joined"
     seq: int
+    prev_seq: int
     race_state: str
     player: StandingWire
 
@@ -256,6 +257,7 @@ class RaceStarting(Message):
 
     type: ClassVar[str] = "race_starting"
     seq: int
+    prev_seq: int
     race_state: str
     start_at: int
     ends_at: int
@@ -267,10 +269,15 @@ class RaceStarting(Message):
 
 @dataclass(slots=True)
 class Progress(Message):
-    """Event: a player acted; their standing and everyone's order."""
+    """Event: a player acted; their standing and everyone's order.
+
+    Sent to the other connections of the race only when it changes what they
+    see (``Race.apply`` decides, docs/protocol.md "Who is sent a progress").
+    """
 
     type: ClassVar[str] = "progress"
     seq: int
+    prev_seq: int
     race_state: str
     player: StandingWire
     leaderboard: list[str]
@@ -280,6 +287,7 @@ class Progress(Message):
         data: JsonDict = {
             "type": "progress",
             "seq": self.seq,
+            "prev_seq": self.prev_seq,
             "race_state": self.race_state,
             "player": self.player,
             "leaderboard": self.leaderboard,
@@ -295,6 +303,7 @@ class RaceOver(Message):
 
     type: ClassVar[str] = "race_over"
     seq: int
+    prev_seq: int
     race_state: str
     reason: str
     standings: list[StandingWire]
@@ -306,6 +315,7 @@ class RematchOpened(Message):
 
     type: ClassVar[str] = "rematch"
     seq: int
+    prev_seq: int
     race_state: str
     race_id: str
     code: str | None

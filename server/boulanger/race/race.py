@@ -165,6 +165,9 @@ class Player:
     # Their sort key in the leaderboard (Race._leaderboard_key), kept by the race
     # as their game changes: sorting on every action then builds no keys.
     place: tuple[int, int, int, int, int] = (1, 0, 0, 0, 0)
+    # What the others were last told of them (Standing.seen): a progress that
+    # changes none of it, nor the order, goes to this player alone.
+    shown: tuple[object, ...] = ()
 
     @property
     def done(self) -> bool:
@@ -287,6 +290,12 @@ class Race:
         self.over_reason: EndReason | None = None
         self.rematch: RematchWire | None = None
         self.rematch_seq = 0  # the rematch event's seq
+        self.rematch_prev = 0  # and its prev_seq
+        # The last event sent to every connection of the race (the prev_seq of
+        # the next event), and the order and state it told them.
+        self.told_seq = 0
+        self.told_order: list[str] = []
+        self.told_state: RaceState | None = None
         self.limits = None if meta.review is None else ReviewLimits.from_dict(meta.review)
 
     @property
@@ -294,7 +303,9 @@ class Race:
         """The rematch event as it was sent (the race has one)."""
         assert self.rematch is not None
         r = self.rematch
-        return p.RematchOpened(self.rematch_seq, FINISHED, r["race_id"], r["code"], r["url"])
+        return p.RematchOpened(
+            self.rematch_seq, self.rematch_prev, FINISHED, r["race_id"], r["code"], r["url"]
+        )
 
     @property
     def race_id(self) -> str:
@@ -620,30 +631,50 @@ class Race:
     # -- applying events -------------------------------------------------
 
     def apply(self, seq: int, event: Event) -> p.Message:
-        """Apply the log's next event (number ``seq``); return the message all clients get."""
+        """Apply the log's next event (number ``seq``); return its message.
+
+        Every client of the race is sent it, but for a ``progress`` that
+        changes nothing the others see: that one goes to its player alone
+        (:meth:`told`).
+        """
         if seq != self.seq + 1:
             raise ValueError(f"race {self.race_id}: event {seq} applied after {self.seq}")
         self.seq = seq
+        prev = self.told_seq
+        # Told to everyone, unless _progress finds nothing new for the others.
+        self.told_seq = seq
         match event:
             case Acted():
-                return self._acted(seq, event)
+                return self._acted(seq, prev, event)
             case Resigned():
-                return self._resigned(seq, event)
+                return self._resigned(seq, prev, event)
             case Judged():
-                return self._judged(seq, event)
+                return self._judged(seq, prev, event)
             case LineMeasured():
-                return self._line_measured(seq, event)
+                return self._line_measured(seq, prev, event)
             case Joined():
-                return self._joined(seq, event)
+                return self._joined(seq, prev, event)
             case Started():
-                return self._started(seq, event)
+                return self._started(seq, prev, event)
             case Ended():
-                return self._ended(seq, event)
+                return self._ended(seq, prev, event)
             case RematchOpened():
-                return self._rematch_opened(seq, event)
+                return self._rematch_opened(seq, prev, event)
         raise ValueError(f"race {self.race_id}: unknown event {event!r}")
 
-    def _joined(self, seq: int, event: Joined) -> p.Message:
+    def told(self, seq: int) -> bool:
+        """Whether the event ``seq``, the last applied, goes to every client of the race.
+
+        Not so for a ``progress`` that changes none of what the others see of
+        the race: its player's cards on foundations, score, status, rank and
+        time, the leaderboard's order and the race's state. Its message then
+        goes to its player's own connections only; ``prev_seq`` in every
+        event lets a client tell such an event left out from one lost
+        (docs/protocol.md, "Who is sent a progress").
+        """
+        return self.told_seq == seq
+
+    def _joined(self, seq: int, prev: int, event: Joined) -> p.Message:
         player = Player(
             player_id=event.player_id,
             name=event.name,
@@ -656,15 +687,20 @@ class Race:
         )
         player.place = self._leaderboard_key(player)
         self.players[player.player_id] = player
-        return p.PlayerJoined(seq, self.state(event.at), self.standing(player).to_wire())
+        standing = self.standing(player)
+        player.shown = standing.seen()
+        self.told_state = self.state(event.at)
+        return p.PlayerJoined(seq, prev, self.told_state, standing.to_wire())
 
-    def _started(self, seq: int, event: Started) -> p.Message:
+    def _started(self, seq: int, prev: int, event: Started) -> p.Message:
         self.start_at = event.start_at
         self.ends_at = self.start_at + self.meta.time_limit_s * 1000
         # The deal, for everyone at once: the same starting position for all.
+        self.told_state = self.state(event.at)
         return p.RaceStarting(
             seq,
-            self.state(event.at),
+            prev,
+            self.told_state,
             self.start_at,
             self.ends_at,
             event.at,
@@ -672,7 +708,7 @@ class Race:
             game_view(Game(self.code)),
         )
 
-    def _acted(self, seq: int, event: Acted) -> p.Message:
+    def _acted(self, seq: int, prev: int, event: Acted) -> p.Message:
         player = self.players[event.player_id]
         now = event.at
         # Never backwards, whichever process's clock accepted it.
@@ -693,22 +729,22 @@ class Race:
             player.won_at = now
         else:
             player.status = PlayerStatus.PLAYING
-        return self._player_event(seq, player, event.action_id, now, move, card)
+        return self._player_event(seq, prev, player, event.action_id, now, move, card)
 
-    def _resigned(self, seq: int, event: Resigned) -> p.Message:
+    def _resigned(self, seq: int, prev: int, event: Resigned) -> p.Message:
         player = self.players[event.player_id]
         # The game's own status says so too (its ack, welcome and board).
         player.resigned = True
         player.status = PlayerStatus.RESIGNED
-        return self._player_event(seq, player, event.action_id, event.at, None, None)
+        return self._player_event(seq, prev, player, event.action_id, event.at, None, None)
 
-    def _judged(self, seq: int, event: Judged) -> p.Message:
+    def _judged(self, seq: int, prev: int, event: Judged) -> p.Message:
         player = self.players[event.player_id]
         player.status = event.status
         player.events += 1
-        return self._progress(seq, player, event.at)
+        return self._progress(seq, prev, player, event.at)
 
-    def _line_measured(self, seq: int, event: LineMeasured) -> p.Message:
+    def _line_measured(self, seq: int, prev: int, event: LineMeasured) -> p.Message:
         # Appended on the whole log's condition (it may come after the race is
         # over, when no player event is taken), so not one of the player's events.
         player = self.players[event.player_id]
@@ -719,11 +755,13 @@ class Race:
             if player.line_held is not None:
                 held = [player.review] if player.review else []
                 player.review = "; ".join([*held, LINE_REASON])
-        return self._progress(seq, player, event.at)
+        # To everyone when it holds the win (``review`` is seen), else to its player.
+        return self._progress(seq, prev, player, event.at)
 
     def _player_event(
         self,
         seq: int,
+        prev: int,
         player: Player,
         action_id: str,
         now: int,
@@ -749,9 +787,9 @@ class Race:
         )
         if len(applied) > REMEMBERED_ACTIONS:
             del applied[next(iter(applied))]  # the oldest: dicts keep insertion order
-        return self._progress(seq, player, now)
+        return self._progress(seq, prev, player, now)
 
-    def _progress(self, seq: int, player: Player, now: int) -> p.Progress:
+    def _progress(self, seq: int, prev: int, player: Player, now: int) -> p.Progress:
         """The ``progress`` event of a change to ``player``'s game or status."""
         # The order of everyone, but the standing of the one who changed only:
         # this runs for every action. Only their place in it can have changed.
@@ -761,9 +799,17 @@ class Race:
         if mine.time_ms is not None:
             mine.rank = ordered.index(player) + 1
         leaderboard = [pl.player_id for pl in ordered]
-        return p.Progress(seq, self.state(now), mine.to_wire(), leaderboard)
+        state = self.state(now)
+        seen = mine.seen()
+        if seen == player.shown and leaderboard == self.told_order and state == self.told_state:
+            self.told_seq = prev  # nothing new for the others: their player's alone
+        else:
+            player.shown = seen
+            self.told_order = leaderboard
+            self.told_state = state
+        return p.Progress(seq, prev, state, mine.to_wire(), leaderboard)
 
-    def _ended(self, seq: int, event: Ended) -> p.Message:
+    def _ended(self, seq: int, prev: int, event: Ended) -> p.Message:
         for player in self.players.values():
             # A position never judged (no pause since) is judged now, for the
             # final standings: the same search in every replica.
@@ -773,9 +819,11 @@ class Race:
         for player in self.players.values():
             self._review(player)
         final = [s.to_wire() for s in self.standings(final=True)]
-        return p.RaceOver(seq, FINISHED, self.over_reason, final)
+        self.told_state = FINISHED
+        return p.RaceOver(seq, prev, FINISHED, self.over_reason, final)
 
-    def _rematch_opened(self, seq: int, event: RematchOpened) -> p.Message:
+    def _rematch_opened(self, seq: int, prev: int, event: RematchOpened) -> p.Message:
         self.rematch = {"race_id": event.race_id, "code": event.code, "url": event.url}
-        self.rematch_seq = seq
-        return p.RematchOpened(seq, self.state(event.at), event.race_id, event.code, event.url)
+        self.rematch_seq, self.rematch_prev = seq, prev
+        self.told_state = self.state(event.at)
+        return p.RematchOpened(seq, prev, self.told_state, event.race_id, event.code, event.url)

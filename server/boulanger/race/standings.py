@@ -34,6 +34,18 @@ class Standing:
     line: LineSignal | None = None
     line_held: str | None = None
 
+    def seen(self) -> tuple[object, ...]:
+        """What the race's other clients show of it: all but ``actions`` and ``elapsed_ms``
+        (which a ``progress`` of this player's next change carries up to date)."""
+        return (
+            self.foundation_cards,
+            self.score,
+            self.status,
+            self.rank,
+            self.time_ms,
+            self.review,
+        )
+
     def to_wire(self) -> StandingWire:
         """The standing as the race's messages carry it (docs/protocol.md)."""
         wire: StandingWire = {

@@ -211,9 +211,14 @@ class RaceHub:
                 if seq <= self.race.seq and not waiter.done():
                     waiter.set_result(None)
         player_id = applied.board_of
-        # A player's progress may wait for the tick (web.frames.Ticker): the
+        # A player's progress may wait its window (web.frames.Ticker): the
         # player's own ack takes theirs at once; joins, the start and the end go now.
-        send_to_all(self.connections, applied.text, soon=player_id is None)
+        if applied.told:
+            send_to_all(self.connections, applied.text, soon=player_id is None)
+        else:  # nothing the others see changed (Race.told): the player's own connections
+            own = [c for c in self.connections if c.player_id == player_id]
+            if own:
+                send_to_all(own, applied.text, soon=False)
         if player_id is not None:
             self._send_board(player_id)  # after a resign: the board's final status
         elif applied.started:
