@@ -138,6 +138,8 @@ def test_a_line_within_the_limits_holds_nothing_and_a_held_pace_keeps_its_reason
         race.seq + 1, LineMeasured(50_000, "p1", _signal(actions=68, decisions=16, on_line=8))
     )
     assert race.players["p1"].review is None and race.players["p1"].line_held is None
+    # To everyone, though it changes nothing they see (no action to route it by).
+    assert race.told(race.seq)
 
     fast = _race()
     _win(fast, "p2", gap_ms=50)

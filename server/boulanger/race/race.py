@@ -755,8 +755,11 @@ class Race:
             if player.line_held is not None:
                 held = [player.review] if player.review else []
                 player.review = "; ".join([*held, LINE_REASON])
-        # To everyone when it holds the win (``review`` is seen), else to its player.
-        return self._progress(seq, prev, player, event.at)
+        message = self._progress(seq, prev, player, event.at)
+        # Told to everyone, held or not: once per win, and no action of the
+        # player's to route it to their own connections by.
+        self.told_seq = seq
+        return message
 
     def _player_event(
         self,
