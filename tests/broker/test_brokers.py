@@ -16,7 +16,7 @@ from boulanger.broker import (
     open_broker,
     race_channel,
 )
-from support.listeners import Collector
+from support.listeners import Collector, barrier
 from support.servers import RedisProcess
 
 from .conftest import eventually, parsed, subscribed, text
@@ -66,8 +66,10 @@ async def test_appends_are_published_in_order(broker: Broker) -> None:
     await eventually(lambda: len(listener.messages) == 50)
     assert [json.loads(m)["seq"] for m in listener.messages] == list(range(1, 51))
     await broker.unsubscribe(race_channel(race_id), listener)
+    witness = Collector()
+    await subscribed(broker, race_channel(race_id), witness)
     await broker.publish(race_channel(race_id), "after")
-    await asyncio.sleep(0.2)
+    await barrier(broker, race_channel(race_id), witness)  # "after" reached every listener
     assert "after" not in listener.messages
 
 
