@@ -84,6 +84,19 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     _reported.extend(getattr(node, "workeroutput", {}).get(_LEFTOVER_KEY, []))
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Captured output as UTF-8 can carry it: the log of an app served in the test's
+    process may quote a client's lone surrogates, which an xdist worker could not
+    send to the controller (it would crash)."""
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [
+        (title, text.encode("utf-8", "backslashreplace").decode("utf-8"))
+        for title, text in report.sections
+    ]
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if config.pluginmanager.hasplugin("dsession"):  # the xdist controller

@@ -85,7 +85,9 @@ http {{
 
             answer = httpx.get(f"{self.base}/healthz", timeout=1)
             # nginx's own Server header: not another process that holds the port.
-            return answer.status_code == 200 and answer.headers.get("server", "") == "nginx"
+            return answer.status_code == 200 and answer.headers.get("server", "").startswith(
+                "nginx"
+            )
 
         _wait_for(answers, 20, "nginx", self.proc)
 
