@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import httpx
 from argon2 import PasswordHasher
 
-from boulanger.broker import open_broker
+from boulanger.broker import open_store
 from boulanger.broker.accounts import AccountStore
 from boulanger.race.ids import secret_hash
 from boulanger.web.settings import Settings
@@ -84,10 +84,10 @@ async def lookup_figures(redis_url: str, lookups: int) -> None:
             ("sqlite", f"sqlite:///{Path(folder) / 'bench.db'}"),
             ("redis", redis_url),
         ):
-            broker = open_broker(url)
-            await broker.start()
+            opened = open_store(url)
+            await opened.start()
             try:
-                store = AccountStore(broker.key_value())
+                store = AccountStore(opened.kv)
                 account = {"id": secrets.token_hex(12), "name": "Ann", "passkeys": []}
                 await store.save(account)
                 session = secrets.token_urlsafe(32)
@@ -100,7 +100,7 @@ async def lookup_figures(redis_url: str, lookups: int) -> None:
                     samples.append(time.perf_counter() - start)
                 print(f"  {label:8} {_ms(samples)}")
             finally:
-                await broker.close()
+                await opened.close()
 
 
 async def join_figures(server: ServerProcess, joins: int) -> None:

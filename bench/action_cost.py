@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import os
 import random
 import statistics
@@ -66,7 +67,10 @@ async def race(deal: int) -> tuple[RaceHub, list[str]]:
     meta = RaceMeta(
         f"r{deal}", str(GameCode(deal, 4)), now_ms(), secret_hash("key"), countdown_ms=0
     )
-    await broker.create_race(meta.race_id, meta.to_dict())
+    if len(inspect.signature(broker.create_race).parameters) == 1:  # the store takes RaceMeta
+        await broker.create_race(meta)
+    else:  # an older tree's: the id and a dict
+        await broker.create_race(meta.race_id, meta.to_dict())
     hub = RaceHub(broker, meta)
     await hub.open()
     players = []

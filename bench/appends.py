@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
 sys.path.insert(0, str(REPO / "tests"))
 
-from boulanger.broker.base import Broker, Condition  # noqa: E402
+from boulanger.broker import Broker, Condition  # noqa: E402
 from boulanger.broker.redis import RedisBroker  # noqa: E402
 from compare import Timing, appended, interleaved, old_redis_broker, print_medians  # noqa: E402
 from support.servers import RedisProcess  # noqa: E402

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from boulanger.broker.base import Broker
+    from boulanger.broker import Broker
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = "server/boulanger"

@@ -39,8 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from websockets.asyncio.client import connect
 
-from boulanger.broker import Broker, open_broker
-from boulanger.broker.daily import DailyStore
+from boulanger.broker import DailyStore, Store, open_store
 from boulanger.race.daily import DailyEntry, game_code, today
 from boulanger.solver import solve
 from support.servers import RedisProcess, ServerProcess
@@ -127,10 +126,10 @@ async def measure(name: str, store: DailyStore, day: date, args: argparse.Namesp
 async def watch_under_load(redis_url: str, day: date, seconds: float) -> None:
     server = ServerProcess(redis_url)
     server.start()
-    broker = open_broker(redis_url)
-    await broker.start()
+    opened = open_store(redis_url, retention_days=90)
+    await opened.start()
     try:
-        store = broker.daily_store(90)
+        store = opened.daily
         received: list[float] = []
         async with connect(f"{server.ws_base}/ws/daily/{day}") as ws:
             first = json.loads(await ws.recv())
@@ -163,7 +162,7 @@ async def watch_under_load(redis_url: str, day: date, seconds: float) -> None:
             f"{len(during) / elapsed:.2f} messages/s received ({len(received)} messages in all)"
         )
     finally:
-        await broker.close()
+        await opened.close()
         server.stop()
 
 
@@ -179,17 +178,17 @@ async def main() -> None:
     redis = BenchRedis(args.appendfsync)
     redis.start()
     try:
-        broker: Broker = open_broker(redis.url)
-        await broker.start()
+        shared: Store = open_store(redis.url, retention_days=90)
+        await shared.start()
         print(
             f"redis-server on {redis.url} (AOF on, appendfsync {args.appendfsync},"
             f" data in {redis.dir}); game records of {len(RECORD['actions'])} actions"
         )
-        await measure("redis", broker.daily_store(90), day, args)
-        await broker.close()
+        await measure("redis", shared.daily, day, args)
+        await shared.close()
 
-        memory = open_broker("memory://")
-        await measure("memory", memory.daily_store(90), day, args)
+        memory = open_store("memory://", retention_days=90)
+        await measure("memory", memory.daily, day, args)
 
         await watch_under_load(redis.url, day, args.load_seconds)
     finally:

@@ -344,10 +344,16 @@ if hasattr(app, "AddressLimits") and hasattr(app.AddressLimits, "may_create") an
     time.monotonic = lambda: now[0]
     limits = app.AddressLimits(64, 20)
     expire = lambda: None
-else:
+elif hasattr(getattr(__import__("boulanger.web.limits").web.limits, "MemoryLimits", None), "may_create"):
     from boulanger.web.limits import MemoryLimits
     limits = MemoryLimits(64, 20, clock=lambda: now[0])
     expire = limits.expire
+else:  # the store's limits (boulanger.broker.memory), as the web counts races on them
+    from boulanger.broker.memory import MemoryLimits
+    store_limits = MemoryLimits(clock=lambda: now[0])
+    class limits:
+        may_create = staticmethod(lambda key: store_limits.hit_now(f"created:{{{{{{key}}}}}}", 20, 60))
+    expire = lambda: store_limits.sweep()
 tracemalloc.start()
 base = tracemalloc.get_traced_memory()[0]
 for n in range(20000):

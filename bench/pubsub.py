@@ -16,7 +16,7 @@ runs, as microseconds per message and messages per CPU second, for
   ``PubSub.get_message`` loop), loaded from git (``--old REV``, by default
   the parent of the commit that added ``server/boulanger/broker/resp.py``);
 - ``new``: ``RedisBroker`` of the working tree (an ``asyncio.Protocol`` and
-  ``boulanger.broker.resp.RespReader``);
+  ``boulanger.broker.redis.resp.RespReader``);
 - ``streams``: the same reader behind ``asyncio.open_connection`` and a
   ``StreamReader.read`` loop, the alternative to the Protocol.
 """
@@ -38,9 +38,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 import redis  # noqa: E402
 
-from boulanger.broker.base import Broker, Listener  # noqa: E402
+from boulanger.broker import Broker, Listener  # noqa: E402
 from boulanger.broker.redis import RedisBroker  # noqa: E402
-from boulanger.broker.resp import RespReader, encode_command  # noqa: E402
+from boulanger.broker.redis.resp import RespReader, encode_command  # noqa: E402
 from compare import Timing, interleaved, old_redis_broker, print_medians  # noqa: E402
 from support.servers import RedisProcess  # noqa: E402
 

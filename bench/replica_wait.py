@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from appends import make_event  # noqa: E402
-from boulanger.broker.base import Condition  # noqa: E402
-from boulanger.broker.cluster import RedisClusterBroker  # noqa: E402
+from boulanger.broker import Condition  # noqa: E402
+from boulanger.broker.redis.cluster import RedisClusterBroker  # noqa: E402
 from compare import appended  # noqa: E402
 from support.servers import RedisCluster  # noqa: E402
 

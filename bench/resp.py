@@ -38,7 +38,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
 
-from boulanger.broker.resp import RespReader  # noqa: E402
+from boulanger.broker.redis.resp import RespReader  # noqa: E402
 
 RESP = "server/boulanger/broker/resp.py"
 

@@ -33,16 +33,13 @@ from typing import Any
 sys.path.insert(
     0, str(Path(os.environ.get("BOULANGER_BENCH_TREE", Path(__file__).parent.parent)) / "server")
 )
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import percentile
 from boulanger.engine import Game, GameCode
 from boulanger.solver import solve
 from boulanger.solver.review import review_record
 from boulanger.web.replays import REVIEW_BUDGET_S
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def random_play(game: Game, seed: int, limit: int = 300) -> None:
@@ -62,6 +59,7 @@ def timed(game: Game, seed: int) -> dict[str, Any]:
     """The game's record with ``t``: 0.3 to 3 s between actions."""
     rng = random.Random(seed)
     record = game.record()
+    record = record.to_dict() if hasattr(record, "to_dict") else record  # a GameRecord now
     t = 0
     for action in record["actions"]:
         t += rng.randint(300, 3000)
@@ -111,8 +109,8 @@ def main() -> None:
             w, c = walls[kind], cpus[kind]
             print(
                 f"{cells} cells {kind:12s} records {len(w):4d}"
-                f"  wall median {statistics.median(w) * 1000:7.1f} ms p95 {percentile(w, 0.95) * 1000:7.1f} ms"
-                f"  cpu median {statistics.median(c) * 1000:7.1f} ms p95 {percentile(c, 0.95) * 1000:7.1f} ms"
+                f"  wall median {statistics.median(w) * 1000:7.1f} ms p95 {percentile(w, 95) * 1000:7.1f} ms"
+                f"  cpu median {statistics.median(c) * 1000:7.1f} ms p95 {percentile(c, 95) * 1000:7.1f} ms"
                 f"  slowest {slowest[kind][0]:.2f} s (deal {slowest[kind][1]})"
             )
             print("    " + ", ".join(f"{k} {n}" for k, n in sorted(findings[kind].items())))

@@ -27,14 +27,11 @@ from pathlib import Path
 sys.path.insert(
     0, str(Path(os.environ.get("BOULANGER_BENCH_TREE", Path(__file__).parent.parent)) / "server")
 )
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import percentile
 from boulanger.engine import Board, GameCode
 from boulanger.solver import UNKNOWN, fcsolve, solve_board
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def bench(cells: int, first: int, last: int, budget: float, fc_max_iters: int | None) -> bool:
@@ -77,11 +74,11 @@ def bench(cells: int, first: int, last: int, budget: float, fc_max_iters: int | 
     )
     for name, times in (("ours", ours_times), ("fc-solve", theirs_times)):
         print(
-            f"  {name:8} median {statistics.median(times):.4f} s, p95 {percentile(times, 0.95):.4f} s,"
+            f"  {name:8} median {statistics.median(times):.4f} s, p95 {percentile(times, 95):.4f} s,"
             f" max {max(times):.4f} s, total {sum(times):.1f} s"
         )
     print(
-        f"  ours CPU median {statistics.median(ours_cpu):.4f} s, p95 {percentile(ours_cpu, 0.95):.4f} s,"
+        f"  ours CPU median {statistics.median(ours_cpu):.4f} s, p95 {percentile(ours_cpu, 95):.4f} s,"
         f" total {sum(ours_cpu):.1f} s"
     )
     print(

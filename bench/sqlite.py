@@ -38,7 +38,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
+sys.path.insert(0, str(REPO))
 
+from bench.common import percentile  # noqa: E402
 from boulanger import codec  # noqa: E402
 from boulanger.broker import Condition  # noqa: E402
 from boulanger.broker.sqlite import SqliteBroker  # noqa: E402
@@ -49,11 +51,6 @@ from boulanger.race.race import Duplicate, Race, RaceMeta  # noqa: E402
 
 RACE_SIZE = 8
 DETOUR = 0.04
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q / 100))]
 
 
 # -- groups -----------------------------------------------------------------------
@@ -122,8 +119,7 @@ def groups(args: argparse.Namespace) -> None:
 
 
 def solved_deals() -> list[tuple[str, list[dict[str, Any]]]]:
-    sys.path.insert(0, str(REPO / "bench"))
-    from load import solutions
+    from bench.bots import solutions
 
     return solutions()
 
@@ -135,7 +131,7 @@ async def write_race(
     rng = random.Random(n)
     race_id = f"bench{n:06d}"
     meta = RaceMeta(race_id, code, int(time.time() * 1000), "h" * 64, par=len(solution))
-    await broker.create_race(race_id, meta.to_dict())
+    await broker.create_race(meta)
     race = Race(meta)
     clock = meta.created_at
 

@@ -234,7 +234,10 @@ export class RaceConnection {
       default:
         if (EVENTS.has(msg.type) && Number.isInteger(msg.seq)) {
           if (this.lastSeq !== null && msg.seq <= this.lastSeq) return; // seen already
-          if (this.lastSeq !== null && msg.seq > this.lastSeq + 1) {
+          // A gap: an event sent to everyone never came (a rival's progress
+          // that changed nothing shown is not sent: docs/protocol.md).
+          const prev = Number.isInteger(msg.prev_seq) ? msg.prev_seq : msg.seq - 1;
+          if (this.lastSeq !== null && prev > this.lastSeq) {
             this.requestResync();
             return;
           }

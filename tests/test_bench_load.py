@@ -9,6 +9,7 @@ started, and their children, must be gone within a bound.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,6 +48,10 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+def children_of(pid: int) -> list[int]:
+    return [child for child, (ppid, _) in processes().items() if ppid == pid]
+
+
 def started_run(target: str) -> tuple[subprocess.Popen[str], list[int]]:
     """bench/load.py running (every bot joined, the races under way); its child pids."""
     run = subprocess.Popen(
@@ -79,8 +84,7 @@ def started_run(target: str) -> tuple[subprocess.Popen[str], list[int]]:
         assert time.monotonic() < deadline, "no bot joined in 90 s"
     else:
         pytest.fail(f"bench/load.py ended first with {run.wait()}")
-    children = [pid for pid, (ppid, _) in processes().items() if ppid == run.pid]
-    return run, children
+    return run, children_of(run.pid)
 
 
 def assert_all_gone(children: list[int], timeout: float = 30) -> None:
@@ -116,5 +120,20 @@ def test_bench_load_stopped_or_killed_leaves_nothing_running(sig: signal.Signals
     run, children = started_run("memory")
     assert any("boulanger serve" in cmdline(pid) for pid in children)
     run.send_signal(sig)
+    run.communicate(timeout=60)
+    assert_all_gone(children)
+
+
+@pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
+def test_bench_load_killed_while_measuring_leaves_nothing_running() -> None:
+    """In the measured window perf counts the server's system calls: it goes too."""
+    run, _ = started_run("memory")
+    deadline = time.monotonic() + 60
+    while not any("perf" in cmdline(pid) for pid in children_of(run.pid)):
+        assert run.poll() is None, "bench/load.py ended before its window"
+        assert time.monotonic() < deadline, "no perf in the measured window within 60 s"
+        time.sleep(0.1)
+    children = children_of(run.pid)
+    run.send_signal(signal.SIGKILL)
     run.communicate(timeout=60)
     assert_all_gone(children)

@@ -152,7 +152,7 @@ def _broker_url(args: argparse.Namespace) -> str:
 
 
 def _cmd_backup(args: argparse.Namespace) -> int:
-    from .broker.sqlite_file import SqliteUrl, backup
+    from .broker.sqlite.file import SqliteUrl, backup
 
     try:
         source = SqliteUrl.parse(args.broker).path if args.broker else _data_dir(args) / DB_NAME
@@ -191,7 +191,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from .broker.sqlite_file import FileInUse
+    from .broker.sqlite.file import FileInUse
     from .web import logs
     from .web.app import create_app
     from .web.settings import Settings

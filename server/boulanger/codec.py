@@ -22,6 +22,7 @@ import orjson
 
 from .engine import Move
 from .race import protocol as p
+from .race.decoding import decode
 from .race.errors import Refused
 from .race.events import (
     Acted,
@@ -127,12 +128,12 @@ def parse_json(text: str | bytes, depth: int = JSON_DEPTH_MAX) -> Any:
 
 def decode_client(text: str | bytes) -> p.Message:
     """Parse one client frame; raise :class:`Refused` on anything malformed."""
-    return p.decode(parse_json(text), p.CLIENT_MESSAGES)
+    return decode(parse_json(text), p.CLIENT_MESSAGES)
 
 
 def decode_server(text: str | bytes) -> p.Message:
     """Parse one server frame (for clients written in Python, and the tests)."""
-    return p.decode(orjson.loads(text), p.SERVER_MESSAGES)
+    return decode(orjson.loads(text), p.SERVER_MESSAGES)
 
 
 # -- events -----------------------------------------------------------------

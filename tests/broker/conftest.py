@@ -1,5 +1,5 @@
-"""Every broker, for tests that must hold on each: in memory, on SQLite, in a real Redis,
-on a real Redis Cluster."""
+"""Every store, for tests that must hold on each: in memory, on SQLite, in a real Redis,
+on a real Redis Cluster (one parameter of the ``backend`` fixture each)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,22 @@ from typing import Any, TypeVar
 
 import pytest
 
-from boulanger.broker import Broker, open_broker
+from boulanger.broker import Broker, Store, open_store
+from boulanger.race.race import RaceMeta
 
-B = TypeVar("B", bound=Broker)
+B = TypeVar("B", bound=Broker | Store)
+# Days the daily store keeps, unless a test's mark says (@pytest.mark.retention(90)):
+# the test dates lie in the past.
+RETENTION = 100_000
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "retention(days): the daily store's retention")
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis", "cluster"])
-async def broker(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Broker]:
+async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    """A store of each kind, started (a new backend is one more parameter here)."""
     url = "memory://"
     if request.param == "redis":
         url = request.getfixturevalue("redis_proc").url
@@ -26,18 +35,25 @@ async def broker(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         url = f"sqlite:///{tmp_path / 'boulanger.db'}"
     elif request.param == "cluster":
         url = request.getfixturevalue("redis_cluster").url
-    opened = open_broker(url)
+    mark = request.node.get_closest_marker("retention")
+    opened = open_store(url, retention_days=RETENTION if mark is None else mark.args[0])
     await opened.start()
-    mapped = getattr(opened, "mapped", None)
+    mapped = getattr(opened.broker, "mapped", None)
     if mapped is not None:  # the cluster's slot map, asked for on start
         await asyncio.wait_for(mapped.wait(), 10)
     yield opened
     await opened.close()
 
 
+@pytest.fixture
+def broker(backend: Store) -> Broker:
+    """The log and pub/sub of each kind of store."""
+    return backend.broker
+
+
 @contextlib.asynccontextmanager
 async def started(broker: B) -> AsyncIterator[B]:
-    """``broker`` started, and closed on the way out."""
+    """``broker`` (or a whole store) started, and closed on the way out."""
     await broker.start()
     try:
         yield broker
@@ -77,3 +93,8 @@ def text(event: dict[str, Any]) -> str:
 def parsed(texts: list[str]) -> list[dict[str, Any]]:
     """Logged events, as a broker reads them, parsed."""
     return [json.loads(t) for t in texts]
+
+
+def meta(race_id: str, code: str = "BK1-C4-AAAAAAB") -> RaceMeta:
+    """A race's meta as a test stores it (the store reads none of it but the id)."""
+    return RaceMeta(race_id, code, 1_000, "h" * 64)

@@ -10,15 +10,16 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from boulanger.broker import Broker, BrokerUnavailable, open_broker
-from boulanger.broker.accounts import _COMPARE_AND_SET, AccountStore, RedisKeyValue, writer_mark
+from boulanger.broker import BrokerUnavailable, Store, open_store
+from boulanger.broker.accounts import AccountStore
+from boulanger.broker.redis.kv import _COMPARE_AND_SET, RedisKeyValue, writer_mark
 from boulanger.race import accounts as a
 
 from .conftest import started
 
 
-async def test_every_operation_on_every_broker(broker: Broker) -> None:
-    kv = broker.key_value()
+async def test_every_operation_on_every_broker(backend: Store) -> None:
+    kv = backend.kv
     assert await kv.get("bk:t:{a}") is None
     assert await kv.set_nx("bk:t:{a}", "1")
     assert not await kv.set_nx("bk:t:{a}", "2")
@@ -40,10 +41,10 @@ async def test_every_operation_on_every_broker(broker: Broker) -> None:
     assert [m for m, _ in await kv.ztop("bk:t:{z}", 5)] == ["c", "a"]
 
 
-async def test_an_older_score_arriving_last_does_not_replace_a_newer(broker: Broker) -> None:
+async def test_an_older_score_arriving_last_does_not_replace_a_newer(backend: Store) -> None:
     """Two races end at once: the one that wrote the rating first may reach the
     top list last; the list keeps the newer rating."""
-    kv = broker.key_value()
+    kv = backend.kv
     await kv.zset("bk:t:{v}", "ann", 120.0, 2)
     await kv.zset("bk:t:{v}", "ann", 110.0, 1)  # late, older
     await kv.zset("bk:t:{v}", "ann", 120.0, 2)  # a resend after a lost answer
@@ -55,14 +56,14 @@ async def test_an_older_score_arriving_last_does_not_replace_a_newer(broker: Bro
     assert await kv.ztop("bk:t:{v}", 5) == [("ann", 100.0)]
 
 
-async def test_every_user_of_a_broker_sees_the_same_store(broker: Broker) -> None:
+async def test_every_user_of_a_broker_sees_the_same_store(backend: Store) -> None:
     """The web layer and a test (or two apps on one broker) open it apart."""
-    await broker.key_value().set("bk:t:{shared}", "1")
-    assert await broker.key_value().get("bk:t:{shared}") == "1"
+    await backend.kv.set("bk:t:{shared}", "1")
+    assert await backend.kv.get("bk:t:{shared}") == "1"
 
 
-async def test_expiring_keys_read_as_absent(broker: Broker) -> None:
-    kv = broker.key_value()
+async def test_expiring_keys_read_as_absent(backend: Store) -> None:
+    kv = backend.kv
     await kv.set("bk:t:{e}", "x", ttl_s=0.001)
     await kv.set("bk:t:{k}", "y", ttl_s=60)
     await asyncio.sleep(0.05)
@@ -73,27 +74,33 @@ async def test_expiring_keys_read_as_absent(broker: Broker) -> None:
 
 async def test_sqlite_keeps_accounts_across_a_restart(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'boulanger.db'}"
-    async with started(open_broker(url)) as first:
-        store = AccountStore(first.key_value())
+    async with started(open_store(url)) as first:
+        store = AccountStore(first.kv)
         assert await store.claim_name("k", "id1")
-        await store.save({"id": "id1", "name": "Ann", "passkeys": []})
+        await store.save(ANN)
         await store.open_session("s", "id1", 3600)
-        await store.add_result("id1", {"race_id": "r"}, 10)
-        await store.set_rating("id1", 4, {"mu": 26.0, "sigma": 8.0, "races": 1}, 100)
-    async with started(open_broker(url)) as second:
-        store = AccountStore(second.key_value())
-        assert (await store.account_by_name("k")) == {"id": "id1", "name": "Ann", "passkeys": []}
+        await store.add_result("id1", RESULT, 10)
+        rating = a.Rating(26.0, 8.0, 1)
+        await store.set_rating("id1", 4, rating)
+    async with started(open_store(url)) as second:
+        store = AccountStore(second.kv)
+        assert (await store.account_by_name("k")) == ANN
         assert await store.session("s") == "id1"
-        assert await store.history("id1", 5) == [{"race_id": "r"}]
-        assert await store.top(4, 5) == [("id1", 100.0)]
+        assert await store.history("id1", 5) == [RESULT]
+        assert await store.rating("id1", 4) == rating
+        assert await store.top(4, 5) == [("id1", float(rating.shown))]
+
+
+ANN = a.Account("id1", "Ann", None, [a.Passkey("c1", "key", 3)], "daily-key", "secret", 1)
+RESULT = a.RaceResult("r", "p1", 5, 4, 2, 1, True, 60_000)
 
 
 def add_one(found: str | None) -> str:
     return str(int(found or "0") + 1)
 
 
-async def test_update_is_atomic_on_every_broker(broker: Broker) -> None:
-    kv = broker.key_value()
+async def test_update_is_atomic_on_every_broker(backend: Store) -> None:
+    kv = backend.kv
     await asyncio.gather(*(kv.update("bk:t:{u}", add_one) for _ in range(12)))
     assert await kv.get("bk:t:{u}") == "12"
 
@@ -119,20 +126,20 @@ class LosesFirstAnswer:
         return answer
 
 
-@pytest.mark.parametrize("broker", ["redis", "cluster"], indirect=True)
-async def test_an_update_resent_after_another_writer_counts_once(broker: Broker) -> None:
+@pytest.mark.parametrize("backend", ["redis", "cluster"], indirect=True)
+async def test_an_update_resent_after_another_writer_counts_once(backend: Store) -> None:
     """A's write is done but its answer lost; B writes; A resends. A must see
     its own write done, not apply its change again (that counted 13 of 12)."""
-    kv = broker.key_value()
+    kv = backend.kv
     assert isinstance(kv, RedisKeyValue)
     lossy = RedisKeyValue(LosesFirstAnswer(kv.redis, lambda: kv.update("bk:t:{r}", add_one)))
     assert await lossy.update("bk:t:{r}", add_one) == "1"
     assert await kv.get("bk:t:{r}") == "2"
 
 
-@pytest.mark.parametrize("broker", ["redis", "cluster"], indirect=True)
-async def test_the_compare_and_set_script_knows_its_own_resend(broker: Broker) -> None:
-    kv = broker.key_value()
+@pytest.mark.parametrize("backend", ["redis", "cluster"], indirect=True)
+async def test_the_compare_and_set_script_knows_its_own_resend(backend: Store) -> None:
+    kv = backend.kv
     assert isinstance(kv, RedisKeyValue)
     key = "bk:t:{s}"
     mark = writer_mark(key, "a")
@@ -169,11 +176,11 @@ class HandshakeRace:
         return command if name in ("pipeline", "register_script") else once_broken
 
 
-@pytest.mark.parametrize("broker", ["redis"], indirect=True)
-async def test_a_client_s_broken_handshake_is_resent_or_unavailable(broker: Broker) -> None:
+@pytest.mark.parametrize("backend", ["redis"], indirect=True)
+async def test_a_client_s_broken_handshake_is_resent_or_unavailable(backend: Store) -> None:
     """Commands safe to run twice are resent; the others say the store is unavailable
     (a typed error the routes answer with 503), never a bare AttributeError."""
-    kv = broker.key_value()
+    kv = backend.kv
     assert isinstance(kv, RedisKeyValue)
     broken = HandshakeRace(kv.redis)
     flaky = RedisKeyValue(broken)
@@ -203,24 +210,20 @@ def test_a_writer_mark_keeps_its_key_s_hash_tag() -> None:
             writer_mark(untagged, "t")
 
 
-async def test_two_races_ending_at_once_both_count_for_one_account(broker: Broker) -> None:
+async def test_two_races_ending_at_once_both_count_for_one_account(backend: Store) -> None:
     """Each race reads the account's rating and writes it back: both must count."""
-    store = AccountStore(broker.key_value())
+    store = AccountStore(backend.kv)
     opponents = [a.Rating(), a.Rating()]
 
-    def won_against(opponent: a.Rating) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
-        def change(found: dict[str, Any] | None) -> dict[str, Any]:
-            return a.update_ratings([a.Rating.from_dict(found), opponent], [1, 2])[0].to_dict()
+    def won_against(opponent: a.Rating) -> Callable[[a.Rating | None], a.Rating]:
+        def change(found: a.Rating | None) -> a.Rating:
+            return a.update_ratings([found or a.Rating(), opponent], [1, 2])[0]
 
         return change
 
-    await asyncio.gather(
-        *(
-            store.update_rating("ann", 4, won_against(o), lambda r: a.Rating.from_dict(r).shown)
-            for o in opponents
-        )
-    )
-    rating = a.Rating.from_dict(await store.rating("ann", 4))
+    await asyncio.gather(*(store.update_rating("ann", 4, won_against(o)) for o in opponents))
+    rating = await store.rating("ann", 4)
+    assert rating is not None
     assert rating.races == 2
     one = a.update_ratings([a.Rating(), a.Rating()], [1, 2])[0]
     assert rating.mu > one.mu  # two wins lift it above one

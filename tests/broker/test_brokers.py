@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
 import pytest
 
@@ -16,16 +17,17 @@ from boulanger.broker import (
     open_broker,
     race_channel,
 )
+from boulanger.race.condition import LogState
 from support.listeners import Collector, barrier
 from support.servers import RedisProcess
 
-from .conftest import eventually, parsed, subscribed, text
+from .conftest import eventually, meta, parsed, subscribed, text
 
 
 async def test_append_is_conditional_and_ordered(broker: Broker) -> None:
     race_id = f"t-{id(broker)}"
-    await broker.create_race(race_id, {"code": "BK1-C4-AAAAAAB"})
-    assert await broker.race_meta(race_id) == {"code": "BK1-C4-AAAAAAB"}
+    await broker.create_race(meta(race_id))
+    assert await broker.race_meta(race_id) == meta(race_id)
     assert await broker.race_meta("missing") is None
     whole = Condition  # a race-wide event: the log as its decider saw it
     assert await broker.append(race_id, text({"kind": "a"}), whole(log_length=0)) == 1
@@ -57,6 +59,37 @@ async def test_append_is_conditional_and_ordered(broker: Broker) -> None:
     assert [e["seq"] for e in parsed(await broker.read(race_id, 4))] == [5, 6]
 
 
+def _condition(rng: random.Random, model: LogState) -> Condition:
+    """A condition that holds about half the time: right or off by one, ending or not."""
+    near = rng.choice((0, 0, 1, -1))
+    if rng.random() < 0.4:
+        return Condition(log_length=max(0, model.length + near), ends_race=rng.random() < 0.1)
+    player = rng.choice(("ann", "bo", "cy"))
+    return Condition(player_id=player, player_events=max(0, model.counts.get(player, 0) + near))
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_every_store_decides_appends_as_the_one_rule_does(broker: Broker, seed: int) -> None:
+    """Random conditions, the store against LogState (the rule written once): each
+    append is taken or refused alike, with the same seq; the log is what was taken."""
+    rng = random.Random(seed)
+    race_id = f"rule-{seed}-{id(broker)}"
+    model = LogState()
+    taken = []
+    for n in range(60):
+        condition = _condition(rng, model)
+        expected = model.append(condition)
+        try:
+            seq = await broker.append(race_id, text({"n": n}), condition)
+        except AppendRefused:
+            seq = 0
+        assert seq == expected, (n, condition)
+        if seq:
+            taken.append(n)
+    assert 0 < len(taken) < 60  # the sequence tried both outcomes
+    assert [e["n"] for e in parsed(await broker.read(race_id, 0))] == taken
+
+
 async def test_appends_are_published_in_order(broker: Broker) -> None:
     race_id = f"p-{id(broker)}"
     listener = Collector()
@@ -82,14 +115,14 @@ async def test_redis_broker_resubscribes_after_a_restart() -> None:
         listener = Collector()
         await broker.subscribe("bk:test", listener)
         await asyncio.wait_for(broker.connected.wait(), 5)  # type: ignore[attr-defined]
-        await broker.create_race("r", {"x": 1})
+        await broker.create_race(meta("r"))
         assert await broker.append("r", text({"n": 1}), Condition(log_length=0)) == 1
         redis.restart()
         # While it is down (or just back), calls fail with a clear error or succeed.
         await eventually(lambda: listener.resyncs >= 2, timeout=15)
         await broker.publish("bk:test", "hello")
         await eventually(lambda: "hello" in listener.messages)
-        assert await broker.race_meta("r") == {"x": 1}  # the AOF kept it
+        assert await broker.race_meta("r") == meta("r")  # the AOF kept it
         assert [e["seq"] for e in parsed(await broker.read("r", 0))] == [1]
         redis.stop()
         with pytest.raises(BrokerUnavailable):

@@ -10,13 +10,13 @@ from collections.abc import AsyncIterator
 import pytest
 
 from boulanger.broker import AppendRefused, BrokerUnavailable, Condition, race_channel
-from boulanger.broker.cluster import RedisClusterBroker
 from boulanger.broker.redis.appender import NotReplicated
-from boulanger.broker.slots import key_slot
+from boulanger.broker.redis.cluster import RedisClusterBroker
+from boulanger.broker.redis.slots import key_slot
 from support.listeners import Collector
 from support.servers import RedisCluster
 
-from .conftest import eventually, parsed, started, subscribed, text
+from .conftest import eventually, meta, parsed, started, subscribed, text
 
 
 async def mapped(broker: RedisClusterBroker) -> RedisClusterBroker:
@@ -56,7 +56,7 @@ async def test_races_live_on_the_primary_of_their_slot(
     listeners = {race: Collector() for race in races.values()}
     for race, listener in listeners.items():
         await subscribed(broker, race_channel(race), listener)
-        await broker.create_race(race, {"code": race})
+        await broker.create_race(meta(race, race))
 
     async def one(race: str, n: int) -> tuple[str, int, int]:
         await asyncio.sleep(0.001 * (n % 3))
@@ -69,7 +69,7 @@ async def test_races_live_on_the_primary_of_their_slot(
         assert parsed(await broker.read(race, 0)) == [
             {"seq": s, "kind": "x", "n": n} for s, n in mine
         ]
-        assert await broker.race_meta(race) == {"code": race}
+        assert await broker.race_meta(race) == meta(race, race)
         listener = listeners[race]
         await eventually(lambda listener=listener: len(listener.messages) == 60)
         assert [json.loads(m)["seq"] for m in listener.messages] == list(range(1, 61))

@@ -9,13 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from boulanger.broker import Broker, BrokerUnavailable, open_broker
-from boulanger.broker.daily import (
-    STREAK_BATCH,
-    DailyStore,
-    daily_channel,
-    parse_published,
-)
+from boulanger.broker import Broker, BrokerUnavailable, DailyStore, Store, open_store
+from boulanger.broker.contracts import STREAK_BATCH, daily_channel, parse_published
 from boulanger.broker.redis.daily import RedisDailyStore, unpack_record
 from boulanger.race.daily import FIRST_DAY, DailyEntry, expires_at, ranking_key, today
 from support.listeners import Collector, barrier
@@ -29,8 +24,8 @@ _days = itertools.count()
 
 
 @pytest.fixture
-def store(broker: Broker) -> DailyStore:
-    return broker.daily_store(RETENTION)
+def store(backend: Store) -> DailyStore:
+    return backend.daily
 
 
 @pytest.fixture
@@ -197,8 +192,9 @@ async def test_long_streaks_are_read_in_batches(store: DailyStore) -> None:
     assert await store.streak(key, base) == length
 
 
-async def test_days_expire_after_the_retention(broker: Broker) -> None:
-    store = broker.daily_store(90)
+@pytest.mark.retention(90)
+async def test_days_expire_after_the_retention(backend: Store, broker: Broker) -> None:
+    store = backend.daily
     recent = today(int(time.time() * 1000))
     await store.record(recent, "h-retention", _entry("Ann"), _record("Ann"))
     if broker.kind in ("redis", "redis-cluster"):
@@ -219,20 +215,20 @@ async def test_redis_entries_survive_a_restart() -> None:
     redis = RedisProcess()
     redis.start()
     try:
-        broker = open_broker(redis.url)
-        await broker.start()
-        store = broker.daily_store(90)
+        opened = open_store(redis.url, retention_days=90)
+        await opened.start()
+        store = opened.daily
         day = today(int(time.time() * 1000))
         for i in range(5):
             await store.record(day, f"h{i}", _entry(f"p{i}", time_ms=100_000 - i), _record("x"))
         before = await store.page(day, 0, 10)
-        await broker.close()
+        await opened.close()
 
         redis.restart()  # SIGTERM and start again: the AOF has every write
 
-        broker = open_broker(redis.url)
-        await broker.start()
-        store = broker.daily_store(90)
+        opened = open_store(redis.url, retention_days=90)
+        await opened.start()
+        store = opened.daily
         after = await store.page(day, 0, 10)
         assert after == before and after.total == 5
         assert [r.entry.name for r in after.entries] == ["p4", "p3", "p2", "p1", "p0"]
@@ -240,17 +236,17 @@ async def test_redis_entries_survive_a_restart() -> None:
         assert await store.game_record(day, 1) == _record("x")
         again = await store.record(day, "h0", _entry("p0", time_ms=1), _record("x"))
         assert not again.created and again.ranked.entry.time_ms == 100_000
-        await broker.close()
+        await opened.close()
     finally:
         redis.cleanup()
 
 
-@pytest.mark.parametrize("broker", ["redis"], indirect=True)
-async def test_a_client_s_broken_handshake_is_unavailable(broker: Broker) -> None:
+@pytest.mark.parametrize("backend", ["redis"], indirect=True)
+async def test_a_client_s_broken_handshake_is_unavailable(backend: Store) -> None:
     """The daily store on redis-py's client says the store is unavailable (a typed
     error, answered 503) when the cluster client breaks a handshake, as the accounts'
     store does: never a bare AttributeError."""
-    store = broker.daily_store(7)
+    store = backend.daily
     assert isinstance(store, RedisDailyStore)
     broken = HandshakeRace(store.redis)
     flaky = RedisDailyStore(broken, 7)

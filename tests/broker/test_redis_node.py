@@ -11,7 +11,7 @@ import pytest
 from boulanger.broker import BrokerUnavailable
 from boulanger.broker.redis.appender import Appends
 from boulanger.broker.redis.endpoint import Endpoint
-from boulanger.broker.resp import encode_command
+from boulanger.broker.redis.resp import encode_command
 
 
 @asynccontextmanager

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from boulanger.broker.resp import Reply, ReplyError, RespReader, UnexpectedReply, encode_command
+from boulanger.broker.redis.resp import (
+    Reply,
+    ReplyError,
+    RespReader,
+    UnexpectedReply,
+    encode_command,
+)
 
 
 def encode(reply: object) -> bytes:

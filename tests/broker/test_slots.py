@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from boulanger.broker.cluster import parse_cluster_url
-from boulanger.broker.resp import ReplyError
-from boulanger.broker.slots import SLOTS, SlotMap, key_slot, redirect
+from boulanger.broker.redis.resp import ReplyError
+from boulanger.broker.redis.slots import SLOTS, SlotMap, key_slot, parse_cluster_url, redirect
 
 
 def test_key_slots_as_redis_computes_them() -> None:

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from boulanger.broker import AppendRefused, Condition, open_broker
-from boulanger.broker import sqlite as sqlite_broker
 from boulanger.broker.sqlite import SqliteBroker
-from boulanger.broker.sqlite_daily import SqliteDailyStore, unpack_record
-from boulanger.broker.sqlite_file import FileInUse, SqliteUrl, backup
+from boulanger.broker.sqlite import writer as sqlite_writer
+from boulanger.broker.sqlite.daily import SqliteDailyStore, unpack_record
+from boulanger.broker.sqlite.file import FileInUse, SqliteUrl, backup
 from boulanger.race.daily import DailyEntry, today
 
-from .conftest import parsed, started, text
+from .conftest import meta, parsed, started, text
 
 DAY_S = 86_400
 
@@ -74,20 +74,20 @@ async def test_a_second_broker_on_the_file_is_refused(tmp_path: Path) -> None:
 async def test_logs_and_their_conditions_survive_a_restart(tmp_path: Path) -> None:
     url = _url(tmp_path / "b.db")
     async with started(SqliteBroker(url)) as broker:
-        await broker.create_race("r", {"code": "BK1-C4-AAAAAAB"})
+        await broker.create_race(meta("r"))
         assert await broker.append("r", text({"kind": "join"}), Condition(log_length=0)) == 1
         for n in range(3):
             ann = Condition(player_id="ann", player_events=n)
             assert await broker.append("r", text({"kind": "action", "n": n}), ann) == n + 2
         bo = Condition(player_id="bo", player_events=0)
         assert await broker.append("r", text({"kind": "action"}), bo) == 5
-        await broker.create_race("done", {"code": "x"})
+        await broker.create_race(meta("done", "x"))
         assert (
             await broker.append("done", text({"kind": "over"}), Condition(0, ends_race=True)) == 1
         )
 
     async with started(SqliteBroker(url)) as broker:
-        assert await broker.race_meta("r") == {"code": "BK1-C4-AAAAAAB"}
+        assert await broker.race_meta("r") == meta("r")
         assert [e["seq"] for e in parsed(await broker.read("r", 0))] == [1, 2, 3, 4, 5]
         assert (parsed(await broker.read("r", 3)))[0] == {"seq": 4, "kind": "action", "n": 2}
         # Each player's count of events, and the log's length, came back from the file.
@@ -204,7 +204,7 @@ async def test_races_age_out_and_the_file_stays_bounded(tmp_path: Path) -> None:
         for round_ in range(5):
             ids = [f"r{round_}-{n}" for n in range(80)]
             for race_id in ids:
-                await broker.create_race(race_id, {"round": round_})
+                await broker.create_race(meta(race_id, f"round {round_}"))
 
             async def fill(race_id: str) -> None:
                 for n in range(200):
@@ -216,7 +216,7 @@ async def test_races_age_out_and_the_file_stays_bounded(tmp_path: Path) -> None:
             if round_:
                 assert await broker.race_meta(f"r{round_ - 1}-0") is None  # past its time
             await broker.age()
-            assert await broker.race_meta(f"r{round_}-0") == {"round": round_}  # kept
+            assert await broker.race_meta(f"r{round_}-0") == meta(f"r{round_}-0", f"round {round_}")
             assert len(parsed(await broker.read(f"r{round_}-0", 0))) == 200
             await broker.checkpoint()
             sizes.append(_file_bytes(path))
@@ -246,9 +246,9 @@ def _entry(result: str = "won") -> DailyEntry:
 async def test_daily_days_and_won_days_age_out(tmp_path: Path) -> None:
     path = tmp_path / "b.db"
     clock = Clock()
-    async with started(SqliteBroker(_url(path), clock=clock)) as broker:
-        store = broker.daily_store(3)
-        assert isinstance(store, SqliteDailyStore)
+    broker = SqliteBroker(_url(path), clock=clock)
+    store = SqliteDailyStore(broker, 3)  # its tables join the file's before it opens
+    async with started(broker):
         day = today(int(clock.now * 1000))
         yesterday = day - timedelta(days=1)
         record = {"code": "BK1-C4-AAAAAV5", "actions": [{"undo": True}] * 50}
@@ -295,7 +295,7 @@ def _daily_rows(conn: sqlite3.Connection, day: date) -> dict[str, int]:
 async def test_backup_copies_a_live_file(tmp_path: Path) -> None:
     path = tmp_path / "b.db"
     async with started(SqliteBroker(_url(path))) as broker:
-        await broker.create_race("r", {"code": "c"})
+        await broker.create_race(meta("r", "c"))
         for n in range(50):
             await broker.append("r", text({"n": n}), Condition(log_length=n))
         size = await asyncio.to_thread(backup, path, tmp_path / "copy.db")
@@ -303,7 +303,7 @@ async def test_backup_copies_a_live_file(tmp_path: Path) -> None:
             backup(path, tmp_path / "copy.db")
     assert size == (tmp_path / "copy.db").stat().st_size
     async with started(SqliteBroker(_url(tmp_path / "copy.db"))) as copy:
-        assert await copy.race_meta("r") == {"code": "c"}
+        assert await copy.race_meta("r") == meta("r", "c")
         assert [e["n"] for e in parsed(await copy.read("r", 0))] == list(range(50))
     with pytest.raises(FileNotFoundError):
         backup(tmp_path / "missing.db", tmp_path / "other.db")
@@ -316,9 +316,9 @@ async def test_the_wal_starts_over_under_steady_writes(
     """Writes that never pause: passive checkpoints alone never find the WAL wholly
     copied, so it would only grow; the writer makes it start over once it is long
     (here 64 pages: 256 KiB)."""
-    monkeypatch.setattr(sqlite_broker, "CHECKPOINT_INTERVAL_S", 0.02)
-    monkeypatch.setattr(sqlite_broker, "WAL_LIMIT_BYTES", 256 * 1024)
-    monkeypatch.setattr(sqlite_broker, "WAL_RESTART_FRAMES", 64 if restart else 10**9)
+    monkeypatch.setattr(sqlite_writer, "CHECKPOINT_INTERVAL_S", 0.02)
+    monkeypatch.setattr(sqlite_writer, "WAL_LIMIT_BYTES", 256 * 1024)
+    monkeypatch.setattr(sqlite_writer, "WAL_RESTART_FRAMES", 64 if restart else 10**9)
     path = tmp_path / "b.db"
     wal = Path(f"{path}-wal")
     largest = 0
@@ -347,12 +347,12 @@ async def test_a_long_reader_does_not_hold_up_the_writer(
 ) -> None:
     """A backup (here: another connection's read transaction) keeps the WAL from
     starting over; the writer tries again later instead of waiting for it."""
-    monkeypatch.setattr(sqlite_broker, "CHECKPOINT_INTERVAL_S", 0.02)
-    monkeypatch.setattr(sqlite_broker, "WAL_RESTART_FRAMES", 64)
+    monkeypatch.setattr(sqlite_writer, "CHECKPOINT_INTERVAL_S", 0.02)
+    monkeypatch.setattr(sqlite_writer, "WAL_RESTART_FRAMES", 64)
     path = tmp_path / "b.db"
     slowest = 0.0
     async with started(SqliteBroker(_url(path))) as broker:
-        await broker.create_race("r0", {})
+        await broker.create_race(meta("r0"))
         reader = sqlite3.connect(path, isolation_level=None)
         reader.execute("BEGIN")
         assert reader.execute("SELECT count(*) FROM races").fetchone() == (1,)  # a snapshot

@@ -13,6 +13,7 @@ from boulanger.engine import (
     Card,
     Game,
     GameCode,
+    GameRecord,
     IllegalMoveError,
     InvalidNotationError,
     Move,
@@ -439,7 +440,7 @@ def test_record_round_trip() -> None:
         game.play(move)
     game.undo()
     record = game.record()
-    assert record == {
+    assert record.to_dict() == {
         "code": "BK1-C2-AAAAA24",
         "actions": [
             {"src": "col8", "dst": "cell1", "count": 1},
@@ -448,6 +449,12 @@ def test_record_round_trip() -> None:
             {"undo": True},
         ],
     }
+    # Parse and format are a pair: the JSON form reads back as the same record.
+    assert GameRecord.parse(record.to_dict()) == record
+    timed = GameRecord(record.code, record.actions, (5, 900, 900, 4000))
+    assert GameRecord.parse(timed.to_dict()) == timed
+    assert timed.to_dict()["actions"][3] == {"undo": True, "t": 4000}
+    assert timed.game().board.text() == game.board.text()
     again = Game.from_record(record)
     assert again.board == game.board
     assert again.score == game.score

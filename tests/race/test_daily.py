@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from boulanger import codec
 from boulanger.engine import GameCode
 from boulanger.race import daily as d
-from boulanger.race import protocol as p
+from boulanger.race.decoding import decode
 from boulanger.race.errors import Refused
 from boulanger.race.standings import Standing, sort_key
 from boulanger.solver import catalog
@@ -225,14 +225,14 @@ def test_daily_messages_are_documented_and_round_trip() -> None:
     found = examples(section("Daily challenge"))
     assert set(found) == {"daily_leaderboard"}
     for kind, example in found.items():
-        message = p.decode(example, d.SERVER_MESSAGES)
+        message = decode(example, d.SERVER_MESSAGES)
         assert type(message) is d.SERVER_MESSAGES[kind]
         assert message.to_wire() == example
-        assert p.decode(json.loads(codec.encode(message)), d.SERVER_MESSAGES) == message
+        assert decode(json.loads(codec.encode(message)), d.SERVER_MESSAGES) == message
 
 
 def test_the_live_socket_accepts_only_ping_and_pong() -> None:
     assert set(d.CLIENT_MESSAGES) == {"ping", "pong"}
     with pytest.raises(Refused) as refused:
-        p.decode({"type": "move"}, d.CLIENT_MESSAGES)
+        decode({"type": "move"}, d.CLIENT_MESSAGES)
     assert refused.value.code == "unknown_type"

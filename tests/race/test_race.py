@@ -225,7 +225,7 @@ def test_actions_count_moves_and_undos_but_not_a_resign() -> None:
     assert counts == [1, 2, 3, 3]
     # A refused action and a repeated action id count nothing either.
     assert log.race.players["p1"].game.actions == 3
-    assert len(log.race.record("p1")["actions"]) == 3
+    assert len(log.race.record("p1").actions) == 3
 
 
 def test_final_ranks_for_everyone_once_the_race_is_over() -> None:

@@ -30,7 +30,7 @@ def random_record(code: str, seed: int, undo_rate: float = 0.1, limit: int = 300
             home = [m for m in moves if m.dst == "foundation"]
             game.play(rng.choice(home) if home and rng.random() < 0.8 else rng.choice(moves))
         times.append(t)
-    record = game.record()
+    record = game.record().to_dict()
     record["actions"] = [{**a, "t": t} for a, t in zip(record["actions"], times, strict=True)]
     return record
 

@@ -7,14 +7,14 @@ import re
 
 from starlette.routing import Route
 
-from boulanger.web import accounts, passkeys
+from boulanger.web import accounts_http, passkeys
 from support.protocol_doc import section
 
 
 def test_every_account_route_is_documented() -> None:
     table = set(re.findall(r"^\| `([A-Z]+) (/[^`?]+)(?:\?[^`]*)?` \|", section("Accounts"), re.M))
     served = set()
-    for route in (*accounts.routes(), *passkeys.routes()):
+    for route in (*accounts_http.routes(), *passkeys.routes()):
         assert isinstance(route, Route)
         for method in route.methods or ():
             if method != "HEAD":

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
-from boulanger.broker import open_broker
+from boulanger.broker import open_store
+from boulanger.broker.accounts import AccountStore
 from boulanger.race import accounts as a
 from boulanger.web.accounts import Accounts
 from boulanger.web.settings import Settings
@@ -19,15 +18,15 @@ class Crash(Exception):
 
 
 async def test_a_crash_between_name_and_account_does_not_hold_the_name() -> None:
-    broker = open_broker("memory://")
-    await broker.start()
+    store = open_store("memory://")
+    await store.start()
     try:
         settings = Settings.from_env(argon2_time_cost=1, argon2_memory_kib=1024)
-        accounts = Accounts(SimpleNamespace(settings=settings, broker=broker))  # type: ignore[arg-type]
+        accounts = Accounts(AccountStore(store.kv), settings, store.daily)
         accounts.pending_s = 0.05
         saved = accounts.store.save
 
-        async def crash(account: dict[str, Any]) -> None:
+        async def crash(account: a.Account) -> None:
             raise Crash
 
         accounts.store.save = crash  # type: ignore[method-assign]
@@ -48,6 +47,6 @@ async def test_a_crash_between_name_and_account_does_not_hold_the_name() -> None
         account = await accounts.create("Baker", password="long enough", key_hash=None)
         await asyncio.sleep(0.1)
         found = await accounts.store.account_by_name(a.account_key("Baker"))
-        assert found is not None and found["id"] == account["id"]
+        assert found is not None and found.id == account.id
     finally:
-        await broker.close()
+        await store.close()

@@ -11,6 +11,7 @@ import pytest
 
 from support.apps import AppServer
 from support.racer import EVENT_TYPES, Racer, create_race
+from support.screens import barrier
 
 CODE = "BK1-C4-AAAAAAB"  # deal 1: 6S tops column 1, col1>cell1 is legal, col1>col2 is not
 
@@ -134,11 +135,13 @@ async def test_resync_answers_end_with_resync_done(server: AppServer) -> None:
     for _ in range(3):
         assert (await ann.act("move", src="col1", dst="cell1"))["type"] == "ack"
         assert (await ann.act("undo"))["type"] == "ack"
-    await bo.wait_event("progress", player_id=ann.player_id, actions=6)
-    n = bo.last_seq
+    # Ann is sent each of her progress events (Bo only those that change what he sees).
+    await ann.wait_event("progress", player_id=ann.player_id, actions=6)
+    n = ann.last_seq
+    await barrier(bo)  # what Bo was sent live has come (held ones too)
 
     # Behind by a few: those events, in order, each as first sent, then the end.
-    first_sent = [e for e in bo.events if n - 4 < e["seq"] <= n]
+    first_sent = [e for e in ann.events if n - 4 < e["seq"] <= n]
     answer = await bo.answer("resync_done", events=True, type="resync", last_seq=n - 4, ref="r")
     assert _events(answer) == list(range(n - 3, n + 1)) and len(answer) == 5
     assert answer[:-1] == first_sent
@@ -158,8 +161,9 @@ async def test_resync_answers_end_with_resync_done(server: AppServer) -> None:
     for _ in range(140):
         assert (await ann.act("move", src="col1", dst="cell1"))["type"] == "ack"
         assert (await ann.act("undo"))["type"] == "ack"
-    await bo.wait_event("progress", player_id=ann.player_id, actions=286)
-    n = bo.last_seq
+    await ann.wait_event("progress", player_id=ann.player_id, actions=286)
+    n = ann.last_seq
+    await barrier(bo)
     snapshot, done = await bo.answer(
         "resync_done", events=True, type="resync", last_seq=1, ref="far"
     )

@@ -19,7 +19,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from boulanger.broker import open_broker
+from boulanger.broker import open_store
 from boulanger.race import daily as d
 from boulanger.race.ids import secret_hash
 from boulanger.solver import catalog, solve
@@ -250,13 +250,12 @@ async def test_first_attempt_is_ranked_later_ones_are_practice(
     refused = await _get(base, f"/api/daily/{today}/records/{top['entry_id']}")
     assert (refused.status_code, refused.json()["error"]["code"]) == (409, "not_yet")
     if daily_server.broker_url.startswith("redis://"):  # kept, with times, and replays
-        broker = open_broker(daily_server.broker_url)
-        await broker.start()
+        opened = open_store(daily_server.broker_url)
+        await opened.start()
         try:
-            store = broker.daily_store(90)
-            record = await store.game_record(today, top["entry_id"])
+            record = await opened.daily.game_record(today, top["entry_id"])
         finally:
-            await broker.close()
+            await opened.close()
         assert record is not None and record["code"] == str(d.game_code(today))
         assert len(record["actions"]) == len(winning_actions)
         replayed = subprocess.run(
@@ -397,11 +396,11 @@ async def _ok(request: Any) -> httpx.Response | None:
 async def test_live_updates_are_coalesced(own_redis: RedisProcess, watchers: list[Watcher]) -> None:
     server = AppServer(own_redis.url, env=FAST)
     await server.start()
-    broker = open_broker(own_redis.url)
-    await broker.start()
+    opened = open_store(own_redis.url)
+    await opened.start()
     try:
         watcher = await _watch(server.ws_base, watchers)
-        store = broker.daily_store(90)
+        store = opened.daily
         started = time.monotonic()
         for i in range(60):
             entry = d.DailyEntry(f"p{i}", "resigned", 1000, i, 0, 0)
@@ -414,7 +413,7 @@ async def test_live_updates_are_coalesced(own_redis: RedisProcess, watchers: lis
         assert [e["name"] for e in last["entries"]] == [f"p{i}" for i in range(20)]
         assert len(last["recent"]) <= 20
     finally:
-        await broker.close()
+        await opened.close()
         await server.stop()
 
 

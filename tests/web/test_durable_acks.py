@@ -18,8 +18,8 @@ import pytest
 
 from boulanger import codec
 from boulanger.broker import race_channel
-from boulanger.broker.cluster import RedisClusterBroker
-from boulanger.broker.slots import key_slot
+from boulanger.broker.redis.cluster import RedisClusterBroker
+from boulanger.broker.redis.slots import key_slot
 from boulanger.race import protocol as p
 from boulanger.race.errors import Refused
 from boulanger.race.events import Acted, Resigned
@@ -42,7 +42,7 @@ async def brokers(own_cluster: RedisCluster) -> AsyncIterator[list[RedisClusterB
         await broker.start()
         await asyncio.wait_for(broker.mapped.wait(), 10)
     meta = RaceMeta(RACE, CODE, now_ms(), secret_hash("host"), countdown_ms=0)
-    await opened[0].create_race(RACE, meta.to_dict())
+    await opened[0].create_race(meta)
     yield opened
     for broker in opened:
         await broker.close()
@@ -50,7 +50,8 @@ async def brokers(own_cluster: RedisCluster) -> AsyncIterator[list[RedisClusterB
 
 async def started_hub(broker: RedisClusterBroker) -> RaceHub:
     """The race's hub, Ann joined and the race started (countdown 0)."""
-    meta = RaceMeta.from_dict(await broker.race_meta(RACE) or {})
+    meta = await broker.race_meta(RACE)
+    assert meta is not None
     hub = RaceHub(broker, meta)
     await hub.open()
     if "ann" not in hub.race.players:

@@ -84,7 +84,7 @@ class FlakyBroker(MemoryBroker):
 
 async def opened_hubs(broker: FlakyBroker, count: int) -> list[RaceHub]:
     meta = RaceMeta(RACE, CODE, now_ms(), secret_hash(HOST_KEY), countdown_ms=0)
-    await broker.create_race(RACE, meta.to_dict())
+    await broker.create_race(meta)
     hubs = [RaceHub(broker, meta) for _ in range(count)]
     for hub in hubs:
         await hub.open()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import sys
 
-from boulanger.web.limits import WINDOW_S, MemoryLimits, address_key
+from boulanger.broker import Lease
+from boulanger.broker.memory import MemoryLimits
+from boulanger.web.limits import WINDOW_S, address_key
 from boulanger.web.logs import ClientFaults, RateLimit
 
 
@@ -20,34 +22,31 @@ def test_ipv6_addresses_count_by_their_64() -> None:
 
 def test_race_counters_are_forgotten_after_their_minute() -> None:
     now = [1000.0]
-    limits = MemoryLimits(64, 20, clock=lambda: now[0])
+    limits = MemoryLimits(clock=lambda: now[0])
     for n in range(20_000):
-        assert limits.may_create(f"10.{n // 65536}.{n // 256 % 256}.{n % 256}")
-    assert len(limits.created) == 20_000
+        assert limits.hit_now(
+            f"created:{{10.{n // 65536}.{n // 256 % 256}.{n % 256}}}", 20, WINDOW_S
+        )
+    assert len(limits.hits) == 20_000
     now[0] += WINDOW_S / 2
-    limits.expire()
-    assert len(limits.created) == 20_000  # still within their minute
+    limits.sweep()
+    assert len(limits.hits) == 20_000  # still within their minute
     now[0] += WINDOW_S / 2
-    limits.expire()
-    assert limits.created == {}
-
-
-def test_the_creation_window_slides() -> None:
-    now = [0.0]
-    limits = MemoryLimits(64, 3, clock=lambda: now[0])
-    assert [limits.may_create("a") for _ in range(4)] == [True, True, True, False]
-    now[0] += WINDOW_S
-    assert limits.may_create("a")
+    limits.sweep()
+    assert limits.hits == {}
 
 
 def test_connection_counters_go_when_the_last_connection_does() -> None:
-    limits = MemoryLimits(2, 20)
-    assert limits.enter("a") and limits.enter("a") and not limits.enter("a")
-    limits.leave("a")
-    assert limits.enter("a")
-    limits.leave("a")
-    limits.leave("a")
-    assert limits.open == {}
+    limits = MemoryLimits()
+    first = limits.enter_now("conns:{a}", 2, 90, "1")
+    second = limits.enter_now("conns:{a}", 2, 90, "2")
+    assert first is not None and second is not None
+    assert limits.enter_now("conns:{a}", 2, 90, "3") is None
+    limits.leave_now(first)
+    assert limits.enter_now("conns:{a}", 2, 90, "4") is not None
+    limits.leave_now(second)
+    limits.leave_now(Lease("conns:{a}", "4"))
+    assert limits.leases == {}
 
 
 def _record(message: str, error: BaseException | None) -> logging.LogRecord:

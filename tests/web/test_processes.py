@@ -14,6 +14,7 @@ from boulanger.solver import solve
 from support.apps import AppServer
 from support.games import game_after
 from support.racer import Racer, create_race
+from support.screens import in_order
 from support.servers import RedisProcess, ServerProcess
 
 CODE = "BK1-C4-AAAAAAB"
@@ -75,12 +76,12 @@ async def test_players_on_two_processes_share_one_race(
     overs = [await r.wait_event("race_over") for r in (ann, bo, watcher_a, watcher_b)]
     assert all(o["standings"] == overs[0]["standings"] for o in overs)
     assert [s["name"] for s in overs[0]["standings"]] == ["Ann", "Bo"]
-    # The same events, in the same order, with no gap, on both processes.
+    # The same events, in the same order, with no gap, on both processes (each
+    # naming the one before it: those that change nothing shown go to their player).
     assert watcher_a.events == watcher_b.events
-    seqs = [e["seq"] for e in watcher_a.events]
-    assert seqs == list(range(seqs[0], seqs[-1] + 1))
+    assert in_order(watcher_a.events)
     # 2 joins, the start, every action of both, the end.
-    assert seqs[-1] == 2 + 1 + len(winning_actions) + 21 + 1
+    assert watcher_a.events[-1]["seq"] == 2 + 1 + len(winning_actions) + 21 + 1
     for racer in (ann, bo, watcher_a, watcher_b):
         await racer.close()
 
@@ -108,9 +109,8 @@ async def test_sigkill_of_a_server_loses_no_acknowledged_action(
     over = await bo.wait_event("race_over")
     assert over["standings"][0]["status"] == "won"
     assert over["standings"][0]["actions"] == len(winning_actions)
-    # Bo saw every event, in order, without a gap.
-    seqs = [e["seq"] for e in bo.events]
-    assert seqs == list(range(seqs[0], seqs[-1] + 1))
+    # Bo saw every event sent to everyone, in order, without a gap.
+    assert in_order(bo.events)
     for racer in (back, bo):
         await racer.close()
 
@@ -149,12 +149,14 @@ async def test_redis_restart_mid_race_loses_nothing(
     # Bo's process resubscribed by itself: Bo sees Ann's win.
     won = await bo.wait_event("progress", player_id=ann.player_id, status="won", timeout=15)
     assert won["player"]["actions"] == len(winning_actions)
-    seqs = sorted({e["seq"] for e in bo.events})
-    if seqs != list(range(seqs[0], seqs[-1] + 1)):
+
+    def received() -> list[dict]:
+        return sorted({e["seq"]: e for e in bo.events}.values(), key=lambda e: e["seq"])
+
+    if not in_order(received()):
         # Events published while Redis was away are gone from pub/sub: resync fills the gap.
-        await bo.answer("resync_done", events=True, type="resync", last_seq=seqs[0])
-        seqs = sorted({e["seq"] for e in bo.events})
-    assert seqs == list(range(seqs[0], seqs[-1] + 1))
+        await bo.answer("resync_done", events=True, type="resync", last_seq=bo.events[0]["seq"])
+    assert in_order(received())
     for racer in (ann, bo):
         await racer.close()
 
@@ -189,14 +191,18 @@ async def test_players_of_one_race_act_at_once_on_both_processes(
 
     acked = [seq for seqs in await asyncio.gather(*map(play, racers)) for seq in seqs]
     assert len(set(acked)) == len(acked) == 30 * len(racers)
-    async with asyncio.timeout(20):
-        for watcher in watchers:
-            while not any(e.get("seq") == max(acked) for e in watcher.events):
-                await asyncio.sleep(0.01)
+    # Everyone resigns: the race ends, an event that reaches every connection.
+    resigned = [(await racer.act("resign"))["seq"] for racer in racers]
+    for watcher in watchers:
+        await watcher.wait_event("race_over", timeout=20)
     assert watchers[0].events == watchers[1].events
-    progress = [e for e in watchers[0].events if e["type"] == "progress"]
-    assert sorted(e["seq"] for e in progress) == sorted(acked)
-    seqs = [e["seq"] for e in watchers[0].events]
-    assert seqs == list(range(seqs[0], seqs[-1] + 1))
+    assert in_order(watchers[0].events)
+    progress = {e["seq"] for e in watchers[0].events if e["type"] == "progress"}
+    assert progress <= {*acked, *resigned} and set(resigned) <= progress
+    # Each player was told each of their own actions (the others, what changed).
+    for racer in racers:
+        own = [e for e in racer.events if e["type"] == "progress"]
+        mine = [e["seq"] for e in own if e["player"]["player_id"] == racer.player_id]
+        assert len(mine) == 31 and in_order(racer.events)
     for racer in (*racers, *watchers):
         await racer.close()

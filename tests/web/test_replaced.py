@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from boulanger import codec
-from boulanger.broker import Broker, open_broker, race_channel
+from boulanger.broker import Broker, Store, open_broker, open_store, race_channel
 from boulanger.web.connection import CLOSE_REPLACED
 from support.apps import AppServer
 from support.listeners import Collector
@@ -31,9 +31,9 @@ ENV = {"BOULANGER_COUNTDOWN_MS": "100"}
 
 
 @contextlib.asynccontextmanager
-async def _serve(broker: Broker) -> AsyncIterator[str]:
-    """An app on ``broker`` served in this event loop; yields its ``host:port``."""
-    async with AppServer("memory://", env=ENV, store=broker) as server:
+async def _serve(store: Store) -> AsyncIterator[str]:
+    """An app on ``store`` served in this event loop; yields its ``host:port``."""
+    async with AppServer("memory://", env=ENV, store=store) as server:
         yield server.base.removeprefix("http://")
 
 
@@ -52,15 +52,15 @@ async def deployment(
     kind = request.param
     if kind in ("memory", "sqlite"):
         url = "memory://" if kind == "memory" else f"sqlite:///{tmp_path / 'boulanger.db'}"
-        broker = open_broker(url)
-        await broker.start()
+        store = open_store(url)
+        await store.start()
         try:
             async with contextlib.AsyncExitStack() as stack:
-                a = await stack.enter_async_context(_serve(broker))
-                b = await stack.enter_async_context(_serve(broker))
-                yield (a, b), broker
+                a = await stack.enter_async_context(_serve(store))
+                b = await stack.enter_async_context(_serve(store))
+                yield (a, b), store.broker
         finally:
-            await broker.close()
+            await store.close()
         return
     if kind == "redis":
         redis: RedisProcess = request.getfixturevalue("own_redis")

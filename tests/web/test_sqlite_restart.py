@@ -17,9 +17,11 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from boulanger.broker import open_store
 from boulanger.broker.sqlite import SqliteBroker
 from boulanger.race import daily as d
 from boulanger.race.ids import secret_hash
+from boulanger.race.race import RaceMeta
 from boulanger.solver import solve
 from support.racer import Racer, create_race
 from support.servers import ServerProcess
@@ -182,12 +184,13 @@ async def test_daily_leaderboard_and_streak_survive_a_restart(
     assert moves.result == "won"
     key = secrets.token_urlsafe(24)
     # Yesterday's win, written to the file before the server first starts.
-    broker = SqliteBroker(_url(tmp_path))
-    await broker.start()
-    store = broker.daily_store(90)
+    opened = open_store(_url(tmp_path))
+    await opened.start()
     yesterday = d.DailyEntry("Ann", "won", 300_000, 120, 650, 52)
-    await store.record(today - timedelta(days=1), secret_hash(key), yesterday, {"actions": []})
-    await broker.close()
+    await opened.daily.record(
+        today - timedelta(days=1), secret_hash(key), yesterday, {"actions": []}
+    )
+    await opened.close()
 
     server = ServerProcess(_url(tmp_path), env=FAST)
     server.start()
@@ -240,12 +243,12 @@ async def test_daily_leaderboard_and_streak_survive_a_restart(
     finally:
         server.stop()
     # ... and are in the file all the same, whole.
-    broker = SqliteBroker(_url(tmp_path))
-    await broker.start()
+    opened = open_store(_url(tmp_path))
+    await opened.start()
     try:
-        top = await broker.daily_store(90).game_record(today, before[0]["entries"][0]["entry_id"])
+        top = await opened.daily.game_record(today, before[0]["entries"][0]["entry_id"])
     finally:
-        await broker.close()
+        await opened.close()
     assert top is not None and len(top["actions"]) == len(moves.actions)
 
 
@@ -285,7 +288,7 @@ def test_serve_without_a_broker_keeps_races_in_the_data_dir(tmp_path: Path) -> N
     # The copy is a database of its own, with the race in it.
     copied = SqliteBroker(f"sqlite:///{copy}")
 
-    async def meta() -> dict | None:
+    async def meta() -> RaceMeta | None:
         await copied.start()
         try:
             return await copied.race_meta(race_id)
@@ -293,4 +296,4 @@ def test_serve_without_a_broker_keeps_races_in_the_data_dir(tmp_path: Path) -> N
             await copied.close()
 
     found = asyncio.run(meta())
-    assert found is not None and found["code"] == CODE
+    assert found is not None and found.code == CODE

@@ -12,7 +12,7 @@ from .errors import (
     NothingToUndoError,
     RecordError,
 )
-from .game import UNDO_LIMIT, Game, Status, move_points
+from .game import UNDO_LIMIT, Game, GameRecord, RecordDict, Status, move_points
 from .moves import PLACE_NAMES, Move, place_index
 
 __all__ = [
@@ -25,12 +25,14 @@ __all__ = [
     "EngineError",
     "Game",
     "GameCode",
+    "GameRecord",
     "IllegalMoveError",
     "InvalidCodeError",
     "InvalidNotationError",
     "Move",
     "NoDestinationError",
     "NothingToUndoError",
+    "RecordDict",
     "RecordError",
     "Status",
     "Suit",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from typing import Any
+from dataclasses import dataclass
+from typing import TypedDict
 
 from .board import Board
 from .cards import Card, parse_card
@@ -93,7 +94,7 @@ class Game:
 
     # -- actions -------------------------------------------------------
 
-    def play(self, move: Move | dict[str, Any] | str) -> int:
+    def play(self, move: Move | dict[str, object] | str) -> int:
         """Check and apply a move; return the points it earned."""
         if isinstance(move, dict):
             move = Move.from_dict(move)
@@ -251,41 +252,18 @@ class Game:
 
     # -- records -------------------------------------------------------
 
-    def record(self) -> dict[str, Any]:
-        """The game record: the code and every action, replayable by :meth:`from_record`."""
-        return {
-            "code": str(self.code),
-            "actions": [{"undo": True} if m is None else m.to_dict() for m in self.history],
-        }
+    def record(self) -> GameRecord:
+        """The game record: the code and every action, replayable (:meth:`GameRecord.game`)."""
+        return GameRecord(self.code, tuple(self.history))
 
     @classmethod
-    def from_record(cls, record: Any) -> Game:
-        """Replay a game record; raise :class:`RecordError` naming the first bad action.
+    def from_record(cls, data: GameRecord | object) -> Game:
+        """Replay a record, or its JSON form: :class:`RecordError` names the first bad action."""
+        if isinstance(data, GameRecord):
+            return data.game()
+        return _replay(data)[1]
 
-        An action may carry ``"t"`` (ms from the race's start when the server
-        accepted it): times must be whole, from 0 and never go back; the
-        replay otherwise ignores them.
-        """
-        if not isinstance(record, dict) or not isinstance(record.get("actions"), list):
-            raise RecordError(0, 'a record is {"code": "BK1-...", "actions": [...]}')
-        try:
-            game = cls(record.get("code"))  # type: ignore[arg-type]
-        except EngineError as error:
-            raise RecordError(0, str(error)) from None
-        last_t = 0
-        for index, action in enumerate(record["actions"], start=1):
-            try:
-                if isinstance(action, dict) and "t" in action:
-                    # When the server accepted the action (ms since the race's
-                    # start): checked for order, otherwise not part of the rules.
-                    last_t = _action_time(action["t"], last_t)
-                    action = {k: v for k, v in action.items() if k != "t"}
-                game.apply_action(action)
-            except EngineError as error:
-                raise RecordError(index, str(error)) from None
-        return game
-
-    def apply_action(self, action: Any) -> None:
+    def apply_action(self, action: object) -> None:
         """Apply one record action: a move dict or ``{"undo": true}``."""
         if isinstance(action, dict) and "undo" in action:
             if len(action) != 1 or action["undo"] is not True:
@@ -297,7 +275,98 @@ class Game:
             self.play(Move.from_dict(action))
 
 
-def _action_time(t: Any, last: int) -> int:
+class RecordAction(TypedDict, total=False):
+    """One action of a record's JSON form: a move (``src``, ``dst``, ``count``) or
+    ``{"undo": true}``, and ``t`` when the server timed it."""
+
+    src: str
+    dst: str
+    count: int
+    undo: bool
+    t: int
+
+
+class RecordDict(TypedDict):
+    """A game record's JSON form, as the wire, the stores and record files carry it."""
+
+    code: str
+    actions: list[RecordAction]
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """A game as its deal and actions: :meth:`parse` reads the JSON form, :meth:`to_dict`
+    writes it, and they round-trip.
+
+    ``actions`` are moves, ``None`` for an undo; ``times``, when the server
+    timed the game, the ms from the race's start at which it accepted each.
+    """
+
+    code: GameCode
+    actions: tuple[Move | None, ...]
+    times: tuple[int, ...] | None = None
+
+    @classmethod
+    def parse(cls, data: object) -> GameRecord:
+        """A record's JSON form, replayed to check it; :class:`RecordError` names the first
+        bad action (``0``: the record itself)."""
+        return _replay(data)[0]
+
+    def to_dict(self) -> RecordDict:
+        """The JSON form (``t`` on each action when the record has times)."""
+        actions = [_action(m) for m in self.actions]
+        if self.times is not None:
+            actions = [{**action, "t": t} for action, t in zip(actions, self.times, strict=True)]
+        return {"code": str(self.code), "actions": actions}
+
+    def game(self) -> Game:
+        """The game this record plays (a record made by :meth:`parse` replays)."""
+        game = Game(self.code)
+        for move in self.actions:
+            if move is None:
+                game.undo()
+            else:
+                game.play(move)
+        return game
+
+
+def _action(move: Move | None) -> RecordAction:
+    if move is None:
+        return {"undo": True}
+    return {"src": move.src, "dst": move.dst, "count": move.count}
+
+
+def _replay(data: object) -> tuple[GameRecord, Game]:
+    """Read and replay a record's JSON form, action by action.
+
+    An action may carry ``"t"`` (ms from the race's start when the server
+    accepted it): times must be whole, from 0 and never go back; the replay
+    otherwise ignores them.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("actions"), list):
+        raise RecordError(0, 'a record is {"code": "BK1-...", "actions": [...]}')
+    try:
+        game = Game(data.get("code"))  # type: ignore[arg-type]  # checked by GameCode.parse
+    except EngineError as error:
+        raise RecordError(0, str(error)) from None
+    last_t = 0
+    times: list[int] = []
+    for index, action in enumerate(data["actions"], start=1):
+        try:
+            if isinstance(action, dict) and "t" in action:
+                # When the server accepted the action (ms since the race's
+                # start): checked for order, otherwise not part of the rules.
+                last_t = _action_time(action["t"], last_t)
+                times.append(last_t)
+                action = {k: v for k, v in action.items() if k != "t"}
+            game.apply_action(action)
+        except EngineError as error:
+            raise RecordError(index, str(error)) from None
+    timed = tuple(times) if times and len(times) == len(game.history) else None
+    return GameRecord(game.code, tuple(game.history), timed), game
+
+
+def _action_time(t: object, last: int) -> int:
     """A record action's ``t``: a whole number of ms, never before the previous one."""
     if not isinstance(t, int) or isinstance(t, bool) or t < 0:
         raise InvalidNotationError(f"t must be a whole number of ms from 0, not {t!r}")

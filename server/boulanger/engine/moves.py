@@ -10,7 +10,7 @@ showing one (``str(move)``, :meth:`Move.to_dict`, :func:`move_of`).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypedDict
 
 from .errors import InvalidNotationError
 
@@ -44,6 +44,14 @@ def place_index(name: str, cells: int = MAX_CELLS) -> int:
 Step = tuple[int, int, int]
 
 
+class MoveDict(TypedDict):
+    """A move's dict form (:meth:`Move.to_dict`)."""
+
+    src: str
+    dst: str
+    count: int
+
+
 class Move(NamedTuple):
     """Move ``count`` cards from the place ``src`` to the place ``dst``, by name.
 
@@ -73,7 +81,7 @@ class Move(NamedTuple):
         return cls.from_dict({"src": src.strip(), "dst": dst.strip(), "count": int(count or 1)})
 
     @classmethod
-    def from_dict(cls, data: Any) -> Move:
+    def from_dict(cls, data: object) -> Move:
         """Build a move from its dict form, checking field names and types."""
         if not isinstance(data, dict):
             raise InvalidNotationError(f"move must be an object, not {data!r}")
@@ -96,7 +104,7 @@ class Move(NamedTuple):
             move = _INTERNED[key] = cls(*key)
         return move
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MoveDict:
         """The dict form, as game records and the wire carry it."""
         return {"src": self.src, "dst": self.dst, "count": self.count}
 

@@ -1,7 +1,9 @@
-"""Accounts' rules: names, passwords, sign-in limits, history entries and ratings.
+"""Accounts' rules and records: names, passwords, sign-in limits, accounts, history
+entries and ratings.
 
 Plain Python, no storage and no transport (those are :mod:`boulanger.broker.accounts`
-and :mod:`boulanger.web.accounts`). An account name follows the rules of a
+and :mod:`boulanger.web.accounts`); the records' stored forms are the
+``...Dict`` shapes at the end. An account name follows the rules of a
 race name (:mod:`.names`: normalised, visible characters, compared by the
 confusable skeleton) and has :data:`ACCOUNT_NAME_MIN` to :data:`ACCOUNT_NAME_MAX`
 characters; two accounts may not have names that look alike.
@@ -14,7 +16,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from .errors import Refused
 from .names import clean_name, name_key
@@ -53,6 +55,117 @@ def check_password(raw: object) -> str:
     return raw
 
 
+# -- accounts ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Passkey:
+    """A WebAuthn credential of an account: its id, public key and signature count."""
+
+    id: str
+    public_key: str
+    sign_count: int
+
+    def to_dict(self) -> PasskeyDict:
+        return {"id": self.id, "public_key": self.public_key, "sign_count": self.sign_count}
+
+    @classmethod
+    def from_dict(cls, data: PasskeyDict) -> Passkey:
+        return cls(str(data["id"]), str(data["public_key"]), int(data["sign_count"]))
+
+
+@dataclass(slots=True)
+class Account:
+    """An account as the store keeps it (its JSON: :meth:`to_dict`, :meth:`from_dict`)."""
+
+    id: str
+    name: str
+    password: str | None  # the argon2id hash; None: passkeys only
+    passkeys: list[Passkey]
+    daily_key: str  # the player key hash its daily challenge entries are kept under
+    secret: str  # the key of its ranked dailies' host keys
+    created: int  # ms
+
+    def to_dict(self) -> AccountDict:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "password": self.password,
+            "passkeys": [p.to_dict() for p in self.passkeys],
+            "daily_key": self.daily_key,
+            "secret": self.secret,
+            "created": self.created,
+        }
+
+    @classmethod
+    def from_dict(cls, data: AccountDict) -> Account:
+        return cls(
+            id=str(data["id"]),
+            name=str(data["name"]),
+            password=data.get("password"),
+            passkeys=[Passkey.from_dict(p) for p in data.get("passkeys", [])],
+            daily_key=str(data.get("daily_key", "")),
+            secret=str(data.get("secret", "")),
+            created=int(data.get("created", 0)),
+        )
+
+    def passkey(self, credential_id: str) -> Passkey | None:
+        """The account's passkey of that credential id, if any."""
+        return next((p for p in self.passkeys if p.id == credential_id), None)
+
+
+class Me(TypedDict):
+    """The signed-in account as ``GET /api/me`` and sign-in answer it."""
+
+    name: str
+    password: bool
+    passkeys: int
+    url: str
+
+
+def me(account: Account) -> Me:
+    """What the account's own pages are told of it."""
+    return {
+        "name": account.name,
+        "password": account.password is not None,
+        "passkeys": len(account.passkeys),
+        "url": f"/@/{account.name}",
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Ceremony:
+    """A passkey ceremony between its two requests: its kind and challenge, and for a
+    sign-up the name, account id and guest key hash; for adding one, the account."""
+
+    kind: str  # "signup", "signin" or "add"
+    challenge: str
+    name: str | None = None
+    account_id: str | None = None
+    key_hash: str | None = None
+
+    def to_dict(self) -> CeremonyDict:
+        data: CeremonyDict = {"kind": self.kind}
+        if self.name is not None:
+            data["name"] = self.name
+        if self.account_id is not None:
+            data["account_id"] = self.account_id
+        if self.kind == "signup":
+            data["key_hash"] = self.key_hash
+        data["challenge"] = self.challenge
+        return data
+
+    @classmethod
+    def from_dict(cls, data: CeremonyDict) -> Ceremony:
+        return cls(
+            str(data["kind"]),
+            str(data["challenge"]),
+            data.get("name"),
+            data.get("account_id"),
+            data.get("key_hash"),
+        )
+
+
 # -- history ------------------------------------------------------------------
 
 
@@ -71,7 +184,7 @@ class RaceResult:
     daily: str | None = None
     ranked: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RaceResultDict:
         return {
             "race_id": self.race_id,
             "player_id": self.player_id,
@@ -86,8 +199,19 @@ class RaceResult:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RaceResult:
-        return cls(**{k: data.get(k) for k in cls.__slots__ if k in data})  # type: ignore[arg-type]
+    def from_dict(cls, data: RaceResultDict) -> RaceResult:
+        return cls(
+            race_id=data["race_id"],
+            player_id=data["player_id"],
+            at=data["at"],
+            cells=data["cells"],
+            players=data["players"],
+            place=data["place"],
+            won=data["won"],
+            time_ms=data["time_ms"],
+            daily=data.get("daily"),
+            ranked=data.get("ranked", False),
+        )
 
 
 @dataclass(slots=True)
@@ -97,7 +221,7 @@ class CellStats:
     first: int = 0
     times: list[int] = field(default_factory=list)
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> CellStatsWire:
         return {
             "played": self.played,
             "won": self.won,
@@ -108,7 +232,7 @@ class CellStats:
         }
 
 
-def stats(results: Iterable[RaceResult]) -> dict[str, Any]:
+def stats(results: Iterable[RaceResult]) -> StatsWire:
     """Races and dailies played and won, and per cell count best and median times."""
     races, dailies = CellStats(), CellStats()
     cells: dict[int, CellStats] = {}
@@ -153,14 +277,14 @@ class Rating:
     def shown(self) -> int:
         return round(max(0.0, self.mu - 3 * self.sigma) * 40)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RatingDict:
         return {"mu": self.mu, "sigma": self.sigma, "races": self.races}
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> RatingWire:
         return {"rating": self.shown, "races": self.races}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> Rating:
+    def from_dict(cls, data: RatingDict | None) -> Rating:
         if not data:
             return cls()
         return cls(float(data["mu"]), float(data["sigma"]), int(data.get("races", 0)))
@@ -182,3 +306,69 @@ def update_ratings(before: list[Rating], places: list[int]) -> list[Rating]:
         Rating(team[0].mu, team[0].sigma, old.races + 1)
         for team, old in zip(rated, before, strict=True)
     ]
+
+
+# -- the stored and wire forms ------------------------------------------------
+
+
+class PasskeyDict(TypedDict):
+    id: str
+    public_key: str
+    sign_count: int
+
+
+class AccountDict(TypedDict):
+    id: str
+    name: str
+    password: str | None
+    passkeys: list[PasskeyDict]
+    daily_key: str
+    secret: str
+    created: int
+
+
+class CeremonyDict(TypedDict):
+    kind: str
+    challenge: NotRequired[str]  # set last, as stored
+    name: NotRequired[str]
+    account_id: NotRequired[str]
+    key_hash: NotRequired[str | None]
+
+
+class RaceResultDict(TypedDict):
+    race_id: str
+    player_id: str
+    at: int
+    cells: int
+    players: int
+    place: int | None
+    won: bool
+    time_ms: int | None
+    daily: NotRequired[str | None]
+    ranked: NotRequired[bool]
+
+
+class CellStatsWire(TypedDict):
+    played: int
+    won: int
+    first: int
+    win_rate: float
+    best_ms: int | None
+    median_ms: int | None
+
+
+class StatsWire(TypedDict):
+    races: CellStatsWire
+    dailies: CellStatsWire
+    cells: dict[str, CellStatsWire]
+
+
+class RatingDict(TypedDict):
+    mu: float
+    sigma: float
+    races: NotRequired[int]
+
+
+class RatingWire(TypedDict):
+    rating: int
+    races: int

@@ -1,7 +1,8 @@
 """The daily challenge as plain Python: the deal of a date, the leaderboard key, streaks.
 
-Only the standard library and the rules engine: the stores (``boulanger.broker.daily``)
-and the web routes (``boulanger.web.daily``) drive these functions.
+Only the standard library and the rules engine: the stores (each backend's
+``daily`` in ``boulanger.broker``) and the web (``boulanger.web.daily``) drive
+these functions.
 
 **The deal of the day.** Every UTC date from :data:`FIRST_DAY` on has one deal
 with 4 free cells, a function of the date and a fixed list only::
@@ -50,13 +51,14 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, ClassVar
+from typing import ClassVar, NotRequired, TypedDict
 
 from ..engine import GameCode
 from . import protocol as p
 from .review import review_wire
 from .standings import Standing
 from .states import PlayerStatus
+from .wire import ReviewWire
 
 CELLS = 4
 FIRST_DAY = date(2026, 1, 1)
@@ -204,6 +206,18 @@ WON, RESIGNED, TIME_LIMIT = "won", "resigned", "time_limit"
 RESULTS = (WON, RESIGNED, TIME_LIMIT)
 
 
+class DailyEntryDict(TypedDict):
+    """A day's entry as the daily store keeps it (``review`` only when held)."""
+
+    name: str
+    result: str
+    time_ms: int
+    actions: int
+    score: int
+    foundation_cards: int
+    review: NotRequired[str]
+
+
 @dataclass(frozen=True, slots=True)
 class DailyEntry:
     """One player's result on a day: what the leaderboard shows.
@@ -222,9 +236,9 @@ class DailyEntry:
     foundation_cards: int
     review: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DailyEntryDict:
         """The stored form (``review`` only when held)."""
-        data: dict[str, Any] = {
+        data: DailyEntryDict = {
             "name": self.name,
             "result": self.result,
             "time_ms": self.time_ms,
@@ -237,7 +251,7 @@ class DailyEntry:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DailyEntry:
+    def from_dict(cls, data: DailyEntryDict) -> DailyEntry:
         """The entry :meth:`to_dict` wrote (as stored by the daily store)."""
         review = data.get("review")
         return cls(
@@ -311,11 +325,34 @@ class RankedEntry:
     entry_id: int
     entry: DailyEntry
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> EntryWire:
         """The entry as the daily leaderboard's messages carry it (docs/protocol.md)."""
-        fields = self.entry.to_dict()
-        fields["review"] = review_wire(self.entry.review)
-        return {"rank": self.rank, "entry_id": self.entry_id, **fields}
+        e = self.entry
+        return {
+            "rank": self.rank,
+            "entry_id": self.entry_id,
+            "name": e.name,
+            "result": e.result,
+            "time_ms": e.time_ms,
+            "actions": e.actions,
+            "score": e.score,
+            "foundation_cards": e.foundation_cards,
+            "review": review_wire(e.review),
+        }
+
+
+class EntryWire(TypedDict):
+    """A ranked entry as the daily leaderboard's messages carry it."""
+
+    rank: int | None
+    entry_id: int
+    name: str
+    result: str
+    time_ms: int
+    actions: int
+    score: int
+    foundation_cards: int
+    review: ReviewWire | None
 
 
 # -- streaks and sharing --------------------------------------------------
@@ -369,8 +406,8 @@ class DailyLeaderboard(p.Message):
     type: ClassVar[str] = "daily_leaderboard"
     date: str
     total: int
-    entries: list[p.JsonDict]
-    recent: list[p.JsonDict]
+    entries: list[EntryWire]
+    recent: list[EntryWire]
 
 
 # What a client may send on ``/ws/daily/{date}``, and what it receives.

@@ -10,9 +10,9 @@ combining marks, so "Ánn" and "A\u0336nn" are taken by "Ann" too: in a race
 of eight players a refused look-alike costs little, a convincing impostor a
 lot.
 
-The skeleton uses the prototypes of UTS #39's confusables.txt
-(:mod:`.confusables`): no Python package offers the skeleton itself from
-maintained data, so the table is written out here.
+The skeleton uses the prototypes of UTS #39's confusables.txt, kept as
+the package's data (:mod:`.confusables`): no Python package offers the
+skeleton itself from maintained data.
 """
 
 from __future__ import annotations

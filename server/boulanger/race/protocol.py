@@ -1,28 +1,28 @@
 """Wire messages: one dataclass per message type, decoded and encoded here.
 
 Client messages go from a browser to the server, server messages the other
-way (named by who sends them). :func:`decode` turns an untrusted JSON value
-into a typed message or raises :class:`Refused` with a stable error
-code; it never lets a malformed frame reach the race logic. The text of
-frames is :mod:`boulanger.codec`'s business. The document
+way (named by who sends them). :func:`.decoding.decode` turns an untrusted
+JSON value into a typed message or raises :class:`Refused` with a stable
+error code; it never lets a malformed frame reach the race logic. The text
+of frames is :mod:`boulanger.codec`'s business. The document
 ``docs/protocol.md`` describes every type here and is tested against it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
-from .errors import Refused
+from ..engine.moves import MoveDict
+from .wire import GameView, SnapshotWire, StandingWire
 
 ACTION_ID_MAX = 64
 REF_MAX = 64
 NAME_MAX = 24
 
-JsonDict = dict[str, Any]
+# A message's JSON object, as the codec encodes it.
+JsonDict = dict[str, object]
 
 
 @dataclass(slots=True)
@@ -178,8 +178,8 @@ class Welcome(Message):
     role: str
     player_id: str | None
     token: str | None
-    race: JsonDict
-    game: JsonDict | None
+    race: SnapshotWire
+    game: GameView | None
 
 
 @dataclass(slots=True)
@@ -191,7 +191,7 @@ class Ack(Message):
     type: ClassVar[str] = "ack"
     action_id: str
     seq: int
-    move: JsonDict | None
+    move: MoveDict | None
     card: str | None
     score: int
     actions: int
@@ -246,8 +246,9 @@ class PlayerJoined(Message):
 
     type: ClassVar[str] = "player_joined"
     seq: int
+    prev_seq: int
     race_state: str
-    player: JsonDict
+    player: StandingWire
 
 
 @dataclass(slots=True)
@@ -256,23 +257,29 @@ class RaceStarting(Message):
 
     type: ClassVar[str] = "race_starting"
     seq: int
+    prev_seq: int
     race_state: str
     start_at: int
     ends_at: int
     now: int
     # The deal, now that the race starts: its code and starting position.
     code: str
-    game: JsonDict
+    game: GameView
 
 
 @dataclass(slots=True)
 class Progress(Message):
-    """Event: a player acted; their standing and everyone's order."""
+    """Event: a player acted; their standing and everyone's order.
+
+    Sent to the other connections of the race only when it changes what they
+    see (``Race.apply`` decides, docs/protocol.md "Who is sent a progress").
+    """
 
     type: ClassVar[str] = "progress"
     seq: int
+    prev_seq: int
     race_state: str
-    player: JsonDict
+    player: StandingWire
     leaderboard: list[str]
 
     def to_wire(self) -> JsonDict:
@@ -280,6 +287,7 @@ class Progress(Message):
         data: JsonDict = {
             "type": "progress",
             "seq": self.seq,
+            "prev_seq": self.prev_seq,
             "race_state": self.race_state,
             "player": self.player,
             "leaderboard": self.leaderboard,
@@ -295,9 +303,10 @@ class RaceOver(Message):
 
     type: ClassVar[str] = "race_over"
     seq: int
+    prev_seq: int
     race_state: str
     reason: str
-    standings: list[JsonDict]
+    standings: list[StandingWire]
 
 
 @dataclass(slots=True)
@@ -306,6 +315,7 @@ class RematchOpened(Message):
 
     type: ClassVar[str] = "rematch"
     seq: int
+    prev_seq: int
     race_state: str
     race_id: str
     code: str | None
@@ -317,8 +327,8 @@ class Snapshot(Message):
     """The whole race now (and the player's game), for a client too far behind."""
 
     type: ClassVar[str] = "snapshot"
-    race: JsonDict
-    game: JsonDict | None
+    race: SnapshotWire
+    game: GameView | None
 
 
 @dataclass(slots=True)
@@ -335,7 +345,7 @@ class BoardUpdate(Message):
 
     type: ClassVar[str] = "board"
     player_id: str
-    game: JsonDict
+    game: GameView
 
 
 @dataclass(slots=True)
@@ -344,7 +354,7 @@ class HintResult(Message):
 
     type: ClassVar[str] = "hint_result"
     result: str
-    move: JsonDict | None
+    move: MoveDict | None
 
 
 @dataclass(slots=True)
@@ -401,153 +411,3 @@ SERVER_MESSAGES: dict[str, type[Message]] = {
         ServerPong,
     )
 }
-
-# -- decoding -------------------------------------------------------------
-
-Check = typing.Callable[[Any], bool]
-
-
-def _is_any(value: Any) -> bool:
-    return True
-
-
-def _is_none(value: Any) -> bool:
-    return value is None
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_str(value: Any) -> bool:
-    return isinstance(value, str) and _encodable(value)
-
-
-def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool)
-
-
-def _is_dict(value: Any) -> bool:
-    return isinstance(value, dict)
-
-
-_SIMPLE: dict[Any, Check] = {
-    Any: _is_any,
-    type(None): _is_none,
-    int: _is_int,
-    str: _is_str,
-    bool: _is_bool,
-}
-
-
-def _check(hint: Any) -> Check:
-    """The test a field's value must pass, made once from the field's type hint."""
-    simple = _SIMPLE.get(hint)
-    if simple is not None:
-        return simple
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        arms = typing.get_args(hint)
-        if len(arms) == 2 and type(None) in arms:  # X | None: the usual optional field
-            inner = _check(next(arm for arm in arms if arm is not type(None)))
-            return lambda value: value is None or inner(value)
-        checks = tuple(_check(arm) for arm in arms)
-        return lambda value: any(check(value) for check in checks)
-    if origin is Literal:
-        allowed = typing.get_args(hint)
-        return lambda value: value in allowed
-    if origin is list:
-        (item,) = typing.get_args(hint)
-        each = _check(item)
-        return lambda value: isinstance(value, list) and all(each(v) for v in value)
-    if origin is dict:
-        return _is_dict
-    raise TypeError(f"unsupported field type {hint!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class _Schema:
-    """What decoding checks of one message type, worked out once per type."""
-
-    names: frozenset[str]  # the fields, and "type"
-    # (name, check, required) of each field, in the dataclass's order.
-    fields: tuple[tuple[str, Check, bool], ...]
-
-
-_SCHEMAS: dict[type[Message], _Schema] = {}
-
-
-def _schema(cls: type[Message]) -> _Schema:
-    schema = _SCHEMAS.get(cls)
-    if schema is None:
-        hints = typing.get_type_hints(cls)
-        fields = dataclasses.fields(cls)
-        schema = _Schema(
-            frozenset(f.name for f in fields) | {"type"},
-            tuple(
-                (
-                    f.name,
-                    _check(hints[f.name]),
-                    f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
-                )
-                for f in fields
-            ),
-        )
-        _SCHEMAS[cls] = schema
-    return schema
-
-
-def _encodable(text: str) -> bool:
-    """False for strings with lone surrogates ("\\ud800" in JSON): they have no UTF-8."""
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _an_id(value: Any, limit: int) -> str | None:
-    """``value`` when it is a valid ``ref`` or ``action_id`` (a string of 1..limit characters)."""
-    return value if isinstance(value, str) and 1 <= len(value) <= limit else None
-
-
-def decode(data: Any, registry: dict[str, type[Message]]) -> Message:
-    """Build a typed message from a parsed JSON value, checking every field.
-
-    A refusal carries the message's ``ref`` and ``action_id`` when they are
-    valid, so that the answer can echo them.
-    """
-    if not isinstance(data, dict):
-        raise Refused("bad_json", "a message must be a JSON object")
-    try:
-        return _build(data, registry)
-    except Refused as error:
-        error.ref = _an_id(data.get("ref"), REF_MAX)
-        error.action_id = _an_id(data.get("action_id"), ACTION_ID_MAX)
-        raise
-
-
-def _build(data: dict[str, Any], registry: dict[str, type[Message]]) -> Message:
-    kind = data.get("type")
-    cls = registry.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise Refused("unknown_type", f"unknown message type {str(kind)[:40]!r}")
-    schema = _schema(cls)
-    if not schema.names.issuperset(data):
-        unknown = set(data) - schema.names
-        names = ", ".join(sorted(str(u)[:40] for u in unknown)[:5])
-        raise Refused("bad_message", f"{kind}: unknown field(s) {names}")
-    values: dict[str, Any] = {}
-    for name, check, required in schema.fields:
-        if name not in data:
-            if required:
-                raise Refused("bad_message", f"{kind}: field {name!r} is missing")
-            continue
-        value = data[name]
-        if not check(value):
-            raise Refused("bad_message", f"{kind}: field {name!r} has the wrong type")
-        values[name] = value
-    for name, limit in (("ref", REF_MAX), ("action_id", ACTION_ID_MAX)):
-        if values.get(name) is not None and _an_id(values[name], limit) is None:
-            raise Refused("bad_message", f"{name} must be 1..{limit} characters")
-    return cls(**values)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from ..engine import (
     CARD_NAMES,
@@ -22,6 +22,7 @@ from ..engine import (
     EngineError,
     Game,
     GameCode,
+    GameRecord,
     IllegalMoveError,
     InvalidNotationError,
     Move,
@@ -37,9 +38,10 @@ from .errors import Refused
 from .events import Acted, Ended, Event, Joined, Judged, RematchOpened, Resigned, Started
 from .ids import secret_hash, secret_matches
 from .names import clean_name, name_key
-from .review import ReviewLimits, review
+from .review import ReviewLimits, ReviewLimitsDict, review
 from .standings import Standing, leaderboard_key, rank
 from .states import EndReason, PlayerStatus, RaceState
+from .wire import GameView, RematchWire, SnapshotWire
 
 MAX_PLAYERS = 8
 # Action ids remembered per player for idempotence. Clients resend only the
@@ -83,17 +85,37 @@ class RaceMeta:
     # Spectators may watch the boards of players still playing.
     open_boards: bool = False
     # The limits results are reviewed against (ReviewLimits); None: not reviewed.
-    review: dict[str, Any] | None = None
+    review: ReviewLimitsDict | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RaceMetaDict:
         """The race's settings as stored beside its log."""
-        return dataclasses.asdict(self)
+        return cast(RaceMetaDict, dataclasses.asdict(self))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RaceMeta:
+    def from_dict(cls, data: RaceMetaDict) -> RaceMeta:
         """Settings as :meth:`to_dict` stored them; unknown keys (from a newer server) ignored."""
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(**cast(dict[str, Any], {k: v for k, v in data.items() if k in known}))
+
+
+class RaceMetaDict(TypedDict, total=False):
+    """A race's settings as the store keeps them (:meth:`RaceMeta.to_dict`)."""
+
+    race_id: str
+    code: str
+    created_at: int
+    host_key_hash: str
+    time_limit_s: int
+    countdown_ms: int
+    practice: bool
+    par: int | None
+    winnable: bool | None
+    daily: str | None
+    ranked: bool
+    player_key_hash: str | None
+    hidden_deal: bool
+    open_boards: bool
+    review: ReviewLimitsDict | None
 
 
 @dataclass(slots=True)
@@ -128,13 +150,16 @@ class Player:
     # Their sort key in the leaderboard (Race._leaderboard_key), kept by the race
     # as their game changes: sorting on every action then builds no keys.
     place: tuple[int, int, int, int, int] = (1, 0, 0, 0, 0)
+    # What the others were last told of them (Standing.seen): a progress that
+    # changes none of it, nor the order, goes to this player alone.
+    shown: tuple[object, ...] = ()
 
     @property
     def done(self) -> bool:
         """Whether the player has won or resigned."""
         return self.resigned or self.won_at is not None
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> GameView:
         """This player's game as the wire shows it (its status computed once per action)."""
         return game_view(self.game, self.status)
 
@@ -195,7 +220,7 @@ def moved_card(board: Board, move: Move) -> str:
     return CARD_NAMES[card]
 
 
-def game_view(game: Game, status: str | None = None) -> dict[str, Any]:
+def game_view(game: Game, status: str | None = None) -> GameView:
     """A player's game as the wire shows it (see "Game" in docs/protocol.md).
 
     ``status``, when known, saves computing it again.
@@ -248,8 +273,14 @@ class Race:
         self.start_at: int | None = None
         self.ends_at: int | None = None
         self.over_reason: EndReason | None = None
-        self.rematch: dict[str, Any] | None = None
+        self.rematch: RematchWire | None = None
         self.rematch_seq = 0  # the rematch event's seq
+        self.rematch_prev = 0  # and its prev_seq
+        # The last event sent to every connection of the race (the prev_seq of
+        # the next event), and the order and state it told them.
+        self.told_seq = 0
+        self.told_order: list[str] = []
+        self.told_state: RaceState | None = None
         self.limits = None if meta.review is None else ReviewLimits.from_dict(meta.review)
 
     @property
@@ -257,7 +288,9 @@ class Race:
         """The rematch event as it was sent (the race has one)."""
         assert self.rematch is not None
         r = self.rematch
-        return p.RematchOpened(self.rematch_seq, FINISHED, r["race_id"], r["code"], r["url"])
+        return p.RematchOpened(
+            self.rematch_seq, self.rematch_prev, FINISHED, r["race_id"], r["code"], r["url"]
+        )
 
     @property
     def race_id(self) -> str:
@@ -355,7 +388,7 @@ class Race:
         """Everyone's standing in leaderboard order; ``final`` ranks everyone."""
         return rank([self.standing(p) for p in self.players.values()], final)
 
-    def snapshot(self, now: int) -> dict[str, Any]:
+    def snapshot(self, now: int) -> SnapshotWire:
         """The race as a client sees it at ``now`` (``race`` of welcome and snapshot)."""
         ordered = self.standings(final=self.over_reason is not None)
         return {
@@ -378,20 +411,16 @@ class Race:
             "rematch": self.rematch,
         }
 
-    def game_of(self, player_id: str | None) -> dict[str, Any] | None:
+    def game_of(self, player_id: str | None) -> GameView | None:
         """A player's own game for their welcome or snapshot (None before a secret deal)."""
         if player_id is None or self.layout_hidden():
             return None
         return self.players[player_id].view()
 
-    def record(self, player_id: str) -> dict[str, Any]:
+    def record(self, player_id: str) -> GameRecord:
         """The player's game record, every action with its time ``t``."""
         player = self.players[player_id]
-        record = player.game.record()
-        record["actions"] = [
-            {**action, "t": t} for action, t in zip(record["actions"], player.times, strict=True)
-        ]
-        return record
+        return dataclasses.replace(player.game.record(), times=tuple(player.times))
 
     def _review(self, player: Player) -> None:
         """Review the player's result once, when it is final (race.review)."""
@@ -557,28 +586,48 @@ class Race:
     # -- applying events -------------------------------------------------
 
     def apply(self, seq: int, event: Event) -> p.Message:
-        """Apply the log's next event (number ``seq``); return the message all clients get."""
+        """Apply the log's next event (number ``seq``); return its message.
+
+        Every client of the race is sent it, but for a ``progress`` that
+        changes nothing the others see: that one goes to its player alone
+        (:meth:`told`).
+        """
         if seq != self.seq + 1:
             raise ValueError(f"race {self.race_id}: event {seq} applied after {self.seq}")
         self.seq = seq
+        prev = self.told_seq
+        # Told to everyone, unless _progress finds nothing new for the others.
+        self.told_seq = seq
         match event:
             case Acted():
-                return self._acted(seq, event)
+                return self._acted(seq, prev, event)
             case Resigned():
-                return self._resigned(seq, event)
+                return self._resigned(seq, prev, event)
             case Judged():
-                return self._judged(seq, event)
+                return self._judged(seq, prev, event)
             case Joined():
-                return self._joined(seq, event)
+                return self._joined(seq, prev, event)
             case Started():
-                return self._started(seq, event)
+                return self._started(seq, prev, event)
             case Ended():
-                return self._ended(seq, event)
+                return self._ended(seq, prev, event)
             case RematchOpened():
-                return self._rematch_opened(seq, event)
+                return self._rematch_opened(seq, prev, event)
         raise ValueError(f"race {self.race_id}: unknown event {event!r}")
 
-    def _joined(self, seq: int, event: Joined) -> p.Message:
+    def told(self, seq: int) -> bool:
+        """Whether the event ``seq``, the last applied, goes to every client of the race.
+
+        Not so for a ``progress`` that changes none of what the others see of
+        the race: its player's cards on foundations, score, status, rank and
+        time, the leaderboard's order and the race's state. Its message then
+        goes to its player's own connections only; ``prev_seq`` in every
+        event lets a client tell such an event left out from one lost
+        (docs/protocol.md, "Who is sent a progress").
+        """
+        return self.told_seq == seq
+
+    def _joined(self, seq: int, prev: int, event: Joined) -> p.Message:
         player = Player(
             player_id=event.player_id,
             name=event.name,
@@ -591,15 +640,20 @@ class Race:
         )
         player.place = self._leaderboard_key(player)
         self.players[player.player_id] = player
-        return p.PlayerJoined(seq, self.state(event.at), self.standing(player).to_wire())
+        standing = self.standing(player)
+        player.shown = standing.seen()
+        self.told_state = self.state(event.at)
+        return p.PlayerJoined(seq, prev, self.told_state, standing.to_wire())
 
-    def _started(self, seq: int, event: Started) -> p.Message:
+    def _started(self, seq: int, prev: int, event: Started) -> p.Message:
         self.start_at = event.start_at
         self.ends_at = self.start_at + self.meta.time_limit_s * 1000
         # The deal, for everyone at once: the same starting position for all.
+        self.told_state = self.state(event.at)
         return p.RaceStarting(
             seq,
-            self.state(event.at),
+            prev,
+            self.told_state,
             self.start_at,
             self.ends_at,
             event.at,
@@ -607,7 +661,7 @@ class Race:
             game_view(Game(self.code)),
         )
 
-    def _acted(self, seq: int, event: Acted) -> p.Message:
+    def _acted(self, seq: int, prev: int, event: Acted) -> p.Message:
         player = self.players[event.player_id]
         now = event.at
         # Never backwards, whichever process's clock accepted it.
@@ -628,24 +682,25 @@ class Race:
             player.won_at = now
         else:
             player.status = PlayerStatus.PLAYING
-        return self._player_event(seq, player, event.action_id, now, move, card)
+        return self._player_event(seq, prev, player, event.action_id, now, move, card)
 
-    def _resigned(self, seq: int, event: Resigned) -> p.Message:
+    def _resigned(self, seq: int, prev: int, event: Resigned) -> p.Message:
         player = self.players[event.player_id]
         # The game's own status says so too (its ack, welcome and board).
         player.resigned = True
         player.status = PlayerStatus.RESIGNED
-        return self._player_event(seq, player, event.action_id, event.at, None, None)
+        return self._player_event(seq, prev, player, event.action_id, event.at, None, None)
 
-    def _judged(self, seq: int, event: Judged) -> p.Message:
+    def _judged(self, seq: int, prev: int, event: Judged) -> p.Message:
         player = self.players[event.player_id]
         player.status = event.status
         player.events += 1
-        return self._progress(seq, player, event.at)
+        return self._progress(seq, prev, player, event.at)
 
     def _player_event(
         self,
         seq: int,
+        prev: int,
         player: Player,
         action_id: str,
         now: int,
@@ -671,9 +726,9 @@ class Race:
         )
         if len(applied) > REMEMBERED_ACTIONS:
             del applied[next(iter(applied))]  # the oldest: dicts keep insertion order
-        return self._progress(seq, player, now)
+        return self._progress(seq, prev, player, now)
 
-    def _progress(self, seq: int, player: Player, now: int) -> p.Progress:
+    def _progress(self, seq: int, prev: int, player: Player, now: int) -> p.Progress:
         """The ``progress`` event of a change to ``player``'s game or status."""
         # The order of everyone, but the standing of the one who changed only:
         # this runs for every action. Only their place in it can have changed.
@@ -683,9 +738,17 @@ class Race:
         if mine.time_ms is not None:
             mine.rank = ordered.index(player) + 1
         leaderboard = [pl.player_id for pl in ordered]
-        return p.Progress(seq, self.state(now), mine.to_wire(), leaderboard)
+        state = self.state(now)
+        seen = mine.seen()
+        if seen == player.shown and leaderboard == self.told_order and state == self.told_state:
+            self.told_seq = prev  # nothing new for the others: their player's alone
+        else:
+            player.shown = seen
+            self.told_order = leaderboard
+            self.told_state = state
+        return p.Progress(seq, prev, state, mine.to_wire(), leaderboard)
 
-    def _ended(self, seq: int, event: Ended) -> p.Message:
+    def _ended(self, seq: int, prev: int, event: Ended) -> p.Message:
         for player in self.players.values():
             # A position never judged (no pause since) is judged now, for the
             # final standings: the same search in every replica.
@@ -695,9 +758,11 @@ class Race:
         for player in self.players.values():
             self._review(player)
         final = [s.to_wire() for s in self.standings(final=True)]
-        return p.RaceOver(seq, FINISHED, self.over_reason, final)
+        self.told_state = FINISHED
+        return p.RaceOver(seq, prev, FINISHED, self.over_reason, final)
 
-    def _rematch_opened(self, seq: int, event: RematchOpened) -> p.Message:
+    def _rematch_opened(self, seq: int, prev: int, event: RematchOpened) -> p.Message:
         self.rematch = {"race_id": event.race_id, "code": event.code, "url": event.url}
-        self.rematch_seq = seq
-        return p.RematchOpened(seq, self.state(event.at), event.race_id, event.code, event.url)
+        self.rematch_seq, self.rematch_prev = seq, prev
+        self.told_state = self.state(event.at)
+        return p.RematchOpened(seq, prev, self.told_state, event.race_id, event.code, event.url)

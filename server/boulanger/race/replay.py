@@ -9,11 +9,13 @@ score and foundation cards after an action, as the wire shows a game.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
-from ..engine import Board, Game
-from ..engine.moves import FOUNDATION, Move, place_index
+from ..engine import Board, Game, RecordDict
+from ..engine.moves import FOUNDATION, Move, MoveDict, place_index
+from ..solver.review import DetourWire, LosingMoveWire, ReviewWire
 from .race import game_view
+from .wire import BoardWire
 
 _SUITS = "♣♦♥♠"
 _RANKS = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
@@ -39,11 +41,44 @@ def _cards_at(board: Board, place: str, count: int) -> str:
     return f"{card_text(col[-count])}–{card_text(col[-1])}"
 
 
-def _time(t: Any) -> str:
+class Frame(TypedDict):
+    """The board, score and foundation cards after an action, and its line."""
+
+    action: int
+    t: int | None
+    line: str | None
+    board: BoardWire
+    score: int
+    foundation_cards: int
+
+
+class LosingLine(LosingMoveWire):
+    """The losing move, and its line as :func:`text_lines` reads it."""
+
+    line: str
+
+
+class ReviewLines(TypedDict):
+    """A review with its readable lines (``GET .../review``)."""
+
+    finding: str
+    won: bool
+    actions: int
+    par: int | None
+    detour: DetourWire | None
+    last_winnable: int | None
+    losing_move: LosingLine | None
+    proved_lost: int
+    continuation: list[MoveDict]
+    seconds: float
+    continuation_lines: list[str]
+
+
+def _time(t: int | None) -> str:
     return f"{t / 1000:.1f}s " if isinstance(t, int) else ""
 
 
-def play_back(record: dict[str, Any]) -> list[dict[str, Any]]:
+def play_back(record: RecordDict) -> list[Frame]:
     """Every frame of a record: the start (action 0), then one after each action.
 
     A frame: ``{"action", "t", "line", "board", "score", "foundation_cards"}``;
@@ -70,7 +105,7 @@ def play_back(record: dict[str, Any]) -> list[dict[str, Any]]:
     return frames
 
 
-def _frame(game: Game, action: int, t: int | None, line: str | None) -> dict[str, Any]:
+def _frame(game: Game, action: int, t: int | None, line: str | None) -> Frame:
     view = game_view(game, "playing")
     return {
         "action": action,
@@ -82,12 +117,12 @@ def _frame(game: Game, action: int, t: int | None, line: str | None) -> dict[str
     }
 
 
-def text_lines(record: dict[str, Any]) -> list[str]:
+def text_lines(record: RecordDict) -> list[str]:
     """One readable line per action (see the module docstring)."""
-    return [frame["line"] for frame in play_back(record)[1:]]
+    return [frame["line"] or "" for frame in play_back(record)[1:]]
 
 
-def move_line(board: Board, move: dict[str, Any]) -> str:
+def move_line(board: Board, move: MoveDict) -> str:
     """A move of a solver's line read on ``board`` (which is then changed by it)."""
     m = Move.from_dict(move)
     what = _cards_at(board, m.src, m.count)
@@ -96,23 +131,25 @@ def move_line(board: Board, move: dict[str, Any]) -> str:
     return f"{what} {m.src} → {m.dst}"
 
 
-def review_lines(record: dict[str, Any], review: dict[str, Any]) -> dict[str, Any]:
+def review_lines(record: RecordDict, review: ReviewWire) -> ReviewLines:
     """A review (``GameReview.to_dict``) with readable lines added.
 
     ``losing_move.line`` is the losing move as :func:`text_lines` reads it;
     ``continuation_lines`` reads the winning line from the last winnable
     position (``last_winnable`` actions into the record).
     """
-    out = dict(review)
     lines = text_lines(record)
-    losing = review.get("losing_move")
-    if losing is not None:
-        out["losing_move"] = {**losing, "line": lines[losing["action"] - 1]}
-    out["continuation_lines"] = []
-    if review.get("last_winnable") is not None and review.get("continuation"):
+    losing = review["losing_move"]
+    continuation_lines: list[str] = []
+    last_winnable = review["last_winnable"]
+    if last_winnable is not None and review["continuation"]:
         game = Game.from_record(
-            {"code": record["code"], "actions": record["actions"][: review["last_winnable"]]}
+            {"code": record["code"], "actions": record["actions"][:last_winnable]}
         )
         board = game.board
-        out["continuation_lines"] = [move_line(board, move) for move in review["continuation"]]
-    return out
+        continuation_lines = [move_line(board, move) for move in review["continuation"]]
+    return {
+        **review,
+        "losing_move": None if losing is None else {**losing, "line": lines[losing["action"] - 1]},
+        "continuation_lines": continuation_lines,
+    }

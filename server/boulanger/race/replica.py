@@ -41,10 +41,12 @@ class TextCodec(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Applied:
-    """An event applied: ``text`` goes to every connection of the race."""
+    """An event applied: ``text`` goes to every connection of the race, or (``told``
+    False: a progress that changes nothing the others see) to its player's alone."""
 
     logged: Logged
     text: str
+    told: bool = True
 
     @property
     def board_of(self) -> str | None:
@@ -99,7 +101,7 @@ class Replica:
         self.last = text
         sent = self.codec.encode(message)
         self.recent.append((logged.seq, sent))
-        return Applied(logged, sent)
+        return Applied(logged, sent, self.race.told(logged.seq))
 
     # -- catching up from the log ------------------------------------------
 

@@ -11,12 +11,23 @@ every server process judges a race the same way. Pure: stdlib only, no clock.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
+
+from .wire import ReviewWire
 
 HELD = "held"
+
+
+class ReviewLimitsDict(TypedDict):
+    """The review limits as a race's settings store them."""
+
+    min_actions: int
+    median_ms: int
+    fast_ms: int
+    fast_share: float
+    par_ms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,15 +46,27 @@ class ReviewLimits:
     # A win takes at least par x par_ms (par: the solver's line, in actions).
     par_ms: int = 250
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReviewLimitsDict:
         """The limits as stored with the race's settings."""
-        return dataclasses.asdict(self)
+        return {
+            "min_actions": self.min_actions,
+            "median_ms": self.median_ms,
+            "fast_ms": self.fast_ms,
+            "fast_share": self.fast_share,
+            "par_ms": self.par_ms,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ReviewLimits:
-        """Limits as :meth:`to_dict` stored them; unknown keys ignored."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+    def from_dict(cls, data: ReviewLimitsDict) -> ReviewLimits:
+        """Limits as :meth:`to_dict` stored them (one stored before a limit was added: its default)."""
+        default = cls()
+        return cls(
+            min_actions=data.get("min_actions", default.min_actions),
+            median_ms=data.get("median_ms", default.median_ms),
+            fast_ms=data.get("fast_ms", default.fast_ms),
+            fast_share=data.get("fast_share", default.fast_share),
+            par_ms=data.get("par_ms", default.par_ms),
+        )
 
 
 def _median(values: Sequence[int]) -> float:
@@ -91,6 +114,6 @@ def review(
     return "; ".join(reasons) or None
 
 
-def review_wire(reason: str | None) -> dict[str, str] | None:
+def review_wire(reason: str | None) -> ReviewWire | None:
     """A result's ``review`` as the wire shows it: null, or held with its reason."""
     return None if reason is None else {"status": HELD, "reason": reason}

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .review import review_wire
 from .states import PlayerStatus
+from .wire import StandingWire
 
 
 @dataclass(slots=True)
@@ -31,9 +31,21 @@ class Standing:
     signed_in: bool = False
     rating: int | None = None
 
-    def to_wire(self) -> dict[str, Any]:
+    def seen(self) -> tuple[object, ...]:
+        """What the race's other clients show of it: all but ``actions`` and ``elapsed_ms``
+        (which a ``progress`` of this player's next change carries up to date)."""
+        return (
+            self.foundation_cards,
+            self.score,
+            self.status,
+            self.rank,
+            self.time_ms,
+            self.review,
+        )
+
+    def to_wire(self) -> StandingWire:
         """The standing as the race's messages carry it (docs/protocol.md)."""
-        wire: dict[str, Any] = {
+        wire: StandingWire = {
             "player_id": self.player_id,
             "name": self.name,
             "host": self.host,

@@ -14,10 +14,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from ..engine import Board, Game, Move
-from ..engine.moves import Step, move_of
+from ..engine.moves import MoveDict, Step, move_of
 from .search import Verdict
 from .solve import solve_steps
 
@@ -27,6 +27,15 @@ PLAN_LIMIT = 50_000
 _Key = tuple[tuple[tuple[int, ...], ...], tuple[int | None, ...], tuple[int, ...]]
 _plans: OrderedDict[_Key, Move] = OrderedDict()
 _lock = threading.Lock()
+
+
+class HintDict(TypedDict):
+    """A hint's wire form."""
+
+    result: str
+    move: MoveDict | None
+    seconds: float
+    positions: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +51,7 @@ class Hint:
     seconds: float
     positions: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> HintDict:
         """The wire form."""
         return {
             "result": self.result,

@@ -28,10 +28,11 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict, cast
 
-from ..engine import Board, Game
-from ..engine.moves import move_of
+from ..engine import Board, Game, RecordDict
+from ..engine.game import RecordAction
+from ..engine.moves import MoveDict, move_of
 from .search import Verdict, key_of, search, settle
 from .solve import shorten, to_steps
 
@@ -66,8 +67,41 @@ class Detour:
     def actions(self) -> int:
         return self.last - self.first + 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DetourWire:
         return {"from": self.first, "to": self.last, "actions": self.actions, "ms": self.ms}
+
+
+# The longest detour of a game: actions "from" .. "to", and how long it took ("from"
+# is a keyword: the functional form).
+DetourWire = TypedDict("DetourWire", {"from": int, "to": int, "actions": int, "ms": int | None})
+
+
+class LosingMoveWire(TypedDict):
+    """The losing move: its number in the record, the action, its ``t``."""
+
+    action: int
+    move: RecordAction | None
+    t: int | None
+
+
+class ReviewWire(TypedDict):
+    """A review's wire form (``GET .../review`` adds the readable lines)."""
+
+    finding: str
+    won: bool
+    actions: int
+    par: int | None
+    detour: DetourWire | None
+    last_winnable: int | None
+    losing_move: LosingMoveWire | None
+    proved_lost: int
+    continuation: list[MoveDict]
+    seconds: float
+
+
+def _without_t(action: RecordAction) -> RecordAction:
+    """A record's action as a move (or an undo), its time left out."""
+    return cast(RecordAction, {k: v for k, v in action.items() if k != "t"})
 
 
 @dataclass(slots=True)
@@ -83,15 +117,15 @@ class GameReview:
     last_winnable: int | None = None
     # The losing move: its 1-based number in the record, the move and its t.
     losing_action: int | None = None
-    losing_move: dict[str, Any] | None = None
+    losing_move: RecordAction | None = None
     losing_t: int | None = None
     # The positions proved lost on the way (the proof that the move lost).
     proved_lost: int = 0
     # A win from the last winnable position (the moves, as in a record).
-    continuation: list[dict[str, Any]] = field(default_factory=list)
+    continuation: list[MoveDict] = field(default_factory=list)
     seconds: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReviewWire:
         return {
             "finding": self.finding,
             "won": self.won,
@@ -108,12 +142,12 @@ class GameReview:
         }
 
 
-def positions(record: dict[str, Any]) -> tuple[Game, list[Board]]:
+def positions(record: RecordDict) -> tuple[Game, list[Board]]:
     """Replay a record: the game at its end and the board before the first action and after each."""
     game = Game(record["code"])
     boards = [game.board.copy()]
     for action in record["actions"]:
-        game.apply_action({k: v for k, v in action.items() if k != "t"})
+        game.apply_action(_without_t(action))
         boards.append(game.board.copy())
     return game, boards
 
@@ -155,7 +189,7 @@ def _key(board: Board) -> bytes:
 
 
 def review_record(
-    record: dict[str, Any],
+    record: RecordDict,
     *,
     par: int | None = None,
     budget: float = 5.0,
@@ -220,17 +254,11 @@ def review_record(
         cells, cols, found = _state(board)
         path = shorten(cells, cols, found, ncells, outcome.path)
         line = [move_of(*step).to_dict() for step in to_steps(board, path)]
-        if index == len(boards) - 1:
-            finding = Finding.WINNABLE_AT_END
-            losing: dict[str, Any] = {}
-        else:
-            finding = Finding.LOSING_MOVE
+        finding, losing_action, losing_move, losing_t = Finding.WINNABLE_AT_END, None, None, None
+        if index < len(boards) - 1:
             action = record["actions"][index]
-            losing = {
-                "losing_action": index + 1,
-                "losing_move": {k: v for k, v in action.items() if k != "t"},
-                "losing_t": action.get("t"),
-            }
+            finding, losing_action = Finding.LOSING_MOVE, index + 1
+            losing_move, losing_t = _without_t(action), action.get("t")
         return GameReview(
             finding,
             False,
@@ -238,10 +266,12 @@ def review_record(
             par=par,
             detour=detour,
             last_winnable=index,
+            losing_action=losing_action,
+            losing_move=losing_move,
+            losing_t=losing_t,
             proved_lost=proved,
             continuation=line,
             seconds=time.perf_counter() - start,
-            **losing,
         )
     return GameReview(
         Finding.NEVER_WINNABLE,

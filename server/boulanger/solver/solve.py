@@ -8,16 +8,26 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from ..engine import Board, GameCode
-from ..engine.moves import FIRST_CELL, FOUNDATION, Step, move_of
+from ..engine.moves import FIRST_CELL, FOUNDATION, MoveDict, Step, move_of
 from .search import SearchMove, Verdict, children, key_of, search, settle
 
 # The verdicts by their former names, kept for callers that import them.
 WON = Verdict.WON
 UNSOLVABLE = Verdict.UNSOLVABLE
 UNKNOWN = Verdict.UNKNOWN
+
+
+class SolutionDict(TypedDict):
+    """A solution's wire form (``boulanger solve --json``)."""
+
+    result: str
+    actions: list[MoveDict]
+    seconds: float
+    positions: int
+    par: int | None
 
 
 @dataclass(slots=True)
@@ -30,7 +40,7 @@ class Solution:
     """
 
     result: Verdict
-    actions: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[MoveDict] = field(default_factory=list)
     seconds: float = 0.0
     positions: int = 0
 
@@ -39,7 +49,7 @@ class Solution:
         """The number of actions of the solution, when there is one."""
         return len(self.actions) if self.result == WON else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SolutionDict:
         """The wire form (``par`` included)."""
         return {
             "result": self.result,

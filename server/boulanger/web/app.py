@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from ..broker import Broker
-from . import accounts, daily_http, http, passkeys, replays
+from ..broker import Store
+from . import accounts_http, daily_http, http, passkeys, replays
 from .frames import RawSend
 from .headers import SecurityHeaders
-from .quick import quick_race
 from .refusals import EXCEPTION_HANDLERS
 from .services import Server
 from .settings import Settings
@@ -30,14 +29,14 @@ from .socket import race_socket
 from .static import ClientFiles
 
 
-def create_app(settings: Settings | None = None, broker: Broker | None = None) -> Starlette:
+def create_app(settings: Settings | None = None, store: Store | None = None) -> Starlette:
     """Assemble the application: one place for routes, static files and lifespan.
 
-    Without ``broker``, the app opens the settings' store and closes it; a
-    ``broker`` given is started and closed by the caller (:class:`Server`).
+    Without ``store``, the app opens the settings' store and closes it; a
+    ``store`` given is started and closed by the caller (:class:`Server`).
     """
     settings = settings or Settings.from_env()
-    server = Server(settings, broker)
+    server = Server(settings, store)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -49,10 +48,10 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
 
     client = ClientFiles(settings.client_dir)
 
-    async def page(request: Any) -> Response:
+    async def page(request: Request) -> Response:
         return client.page(request)
 
-    async def unknown(request: Any) -> Response:
+    async def unknown(request: Request) -> Response:
         # Any other address is the client's "nothing here" page (with a 404),
         # except under /api/, whose callers read JSON.
         if request.url.path.startswith("/api/"):
@@ -61,10 +60,9 @@ def create_app(settings: Settings | None = None, broker: Broker | None = None) -
 
     routes = [
         *http.routes(),
-        Route("/api/quick", quick_race, methods=["POST"]),
         *daily_http.routes(),
         *replays.routes(),
-        *accounts.routes(),
+        *accounts_http.routes(),
         *passkeys.routes(),
         WebSocketRoute("/ws/races/{race_id}", race_socket),
         Route("/", page),

@@ -19,21 +19,19 @@ import logging
 import time
 from collections import deque
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TypedDict
 
 from .. import codec
-from ..broker import Broker, BrokerUnavailable, Store
-from ..broker.daily import DailyStore, daily_channel, parse_published
+from ..broker import Broker, BrokerUnavailable, DailyStore
+from ..broker.contracts import daily_channel, parse_published
 from ..engine import GameCode
 from ..race import daily as d
 from ..race.errors import Refused
 from ..solver import catalog
+from .clock import now_ms
 from .connection import Connection, send_to_all
-from .hub import Hubs, RaceHub, now_ms
+from .hub import Hubs, RaceHub
 from .settings import Settings
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +40,23 @@ LIVE_INTERVAL_S = 0.5  # at most two live messages a second per watcher
 RECENT_MAX = 20
 
 
+class Challenge(TypedDict):
+    """A day's challenge as ``GET /api/daily`` answers it."""
+
+    date: str
+    code: str | None
+    par: int | None
+    next_at: int
+
+
 class Daily:
     """The daily challenge in one server process: its store and live leaderboards."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
-        self.broker = store.broker
+    def __init__(self, broker: Broker, store: DailyStore, settings: Settings) -> None:
+        """``broker`` carries the live leaderboards; ``store`` keeps the days."""
+        self.broker = broker
         self.settings = settings
-        self.store: DailyStore = store.daily
+        self.store = store
         self.leaderboards: dict[date, LiveLeaderboard] = {}
 
     async def close(self) -> None:
@@ -65,7 +73,7 @@ class Daily:
         """Today's daily deal number: no other race may be dealt it until the day ends."""
         return self.game_code(d.today(now_ms())).deal
 
-    def challenge(self, day: date) -> dict[str, Any]:
+    def challenge(self, day: date) -> Challenge:
         """A day's challenge as ``GET /api/daily`` answers it: today's code is withheld.
 
         Today's deal reaches a player only in the ``race_starting`` of their own
@@ -92,8 +100,9 @@ class Daily:
         if host is None:  # nobody joined as the host: the race cannot have started
             return
         entry = d.entry_from_standing(race.standing(host), meta.time_limit_s * 1000)
+        record = race.record(host.player_id).to_dict()
         recorded = await self.store.record(
-            d.parse_date(meta.daily), meta.player_key_hash, entry, race.record(host.player_id)
+            d.parse_date(meta.daily), meta.player_key_hash, entry, record
         )
         if recorded.created:
             log.info("daily %s: entry %d recorded", meta.daily, recorded.ranked.entry_id)
@@ -160,7 +169,7 @@ class LiveLeaderboard:
         self.day = day
         self.channel = daily_channel(day)
         self.connections: set[Connection] = set()
-        self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_MAX)
+        self.recent: deque[d.EntryWire] = deque(maxlen=RECENT_MAX)
         self.ready = asyncio.Event()
         self.pushes = 0
         self._lock = asyncio.Lock()
@@ -198,7 +207,7 @@ class LiveLeaderboard:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._push_loop())
 
-    async def _message(self, recent: list[dict[str, Any]]) -> str:
+    async def _message(self, recent: list[d.EntryWire]) -> str:
         page = await self.store.page(self.day, 0, LIVE_TOP)
         entries = [ranked.to_wire() for ranked in page.entries]
         return codec.encode(d.DailyLeaderboard(self.day.isoformat(), page.total, entries, recent))

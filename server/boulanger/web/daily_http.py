@@ -10,9 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-import re
 from datetime import date
-from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,27 +21,26 @@ from .. import codec
 from ..broker import BrokerUnavailable
 from ..race import daily as d
 from ..race import protocol as p
+from ..race.decoding import decode
 from ..race.errors import Refused
-from ..race.ids import new_race_id, new_secret, secret_hash
+from ..race.ids import new_race_id, new_secret, player_key, secret_hash
 from ..race.names import clean_name
+from .clock import now_ms
 from .connection import (
     CLOSE_NO_RACE,
     CLOSE_TRY_AGAIN,
 )
 from .daily import LiveLeaderboard
 from .http import json_body, known_fields, may_create
-from .hub import now_ms
-from .session import Session, limited_per_address, refuse
-
-if TYPE_CHECKING:
-    from .services import Server
+from .services import Server
+from .session import Session, refuse
+from .socket import limited_per_address
 
 log = logging.getLogger(__name__)
 
 PAGE_DEFAULT, PAGE_MAX = 20, 100
 OFFSET_MAX = 10_000_000
 PLAYER_KEY_HEADER = "x-player-key"
-_PLAYER_KEY = re.compile(r"[A-Za-z0-9._~-]{16,128}", re.ASCII)
 
 
 def _host_key(player_key: str, race_id: str) -> str:
@@ -86,12 +83,6 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
     return int(text)
 
 
-def _player_key(value: Any) -> str:
-    if not isinstance(value, str) or not _PLAYER_KEY.fullmatch(value):
-        raise Refused("bad_player_key", "a player key is 16 to 128 characters: A-Z a-z 0-9 . _ ~ -")
-    return value
-
-
 async def today_challenge(request: Request) -> Response:
     """``GET /api/daily``: today's daily challenge."""
     return JSONResponse(_server(request).daily.challenge(d.today(now_ms())))
@@ -129,23 +120,23 @@ async def create_attempt(request: Request) -> Response:
     account = None
     if server.accounts.same_origin(request):
         account = await server.accounts.account_of(request)
-    player_key = ""
+    guest_key = ""
     if account is None or data.get("player_key") is not None:
-        player_key = _player_key(data.get("player_key"))
+        guest_key = player_key(data.get("player_key"))
     name = data.get("name")
     if name is not None:
         clean_name(name)  # the rules of a join; a Refused is answered as a 400
     await may_create(server, request)
     # Signed in: the account's attempt (one ranked a day, wherever it signs in).
     # A guest's is unranked, unless this server ranks guests (daily_guests_ranked).
-    key_hash = account["daily_key"] if account is not None else secret_hash(player_key)
+    key_hash = account.daily_key if account is not None else secret_hash(guest_key)
     may_rank = account is not None or server.settings.daily_guests_ranked
     daily = server.daily
     ranked = False
     today = day == d.today(now_ms())
     if today and may_rank and await daily.settle(server.hubs, day, key_hash) is None:
         race_id = await daily.store.claim_attempt(day, key_hash, new_race_id())
-        secret = player_key if account is None else account["secret"]
+        secret = guest_key if account is None else account.secret
         host_key = _host_key(secret, race_id)
         ranked = True
         if await server.broker.race_meta(race_id) is None:
@@ -171,7 +162,7 @@ async def _create_race(
     server: Server, day: date, race_id: str, host_key: str, key_hash: str, *, ranked: bool
 ) -> None:
     info = server.daily.challenge(day)
-    meta = server.race_meta(
+    meta = server.races.meta(
         race_id,
         server.daily.game_code(day),
         secret_hash(host_key),
@@ -183,7 +174,7 @@ async def _create_race(
         # Today's deal stays secret until the day ends (docs/fair-play.md).
         hidden_deal=day == d.today(now_ms()),
     )
-    await server.broker.create_race(race_id, meta.to_dict())
+    await server.races.add(meta)
 
 
 async def my_standing(request: Request) -> Response:
@@ -192,9 +183,9 @@ async def my_standing(request: Request) -> Response:
     day = _day(request.path_params["date"])
     account = await server.accounts.account_of(request)
     if account is not None:
-        key_hash = account["daily_key"]
+        key_hash = account.daily_key
     else:
-        key_hash = secret_hash(_player_key(request.headers.get(PLAYER_KEY_HEADER)))
+        key_hash = secret_hash(player_key(request.headers.get(PLAYER_KEY_HEADER)))
     daily = server.daily
     ranked = await daily.settle(server.hubs, day, key_hash)
     race_id = await daily.store.attempt(day, key_hash)
@@ -253,7 +244,8 @@ class Watcher(Session):
     """One watcher's connection to a day's live leaderboard."""
 
     def __init__(self, server: Server, day: date, websocket: WebSocket) -> None:
-        super().__init__(server, websocket)
+        super().__init__(server.settings, websocket, lambda: server.stopping)
+        self.server = server
         self.day = day
         self.leaderboard: LiveLeaderboard | None = None
 
@@ -275,7 +267,7 @@ class Watcher(Session):
 
     def _handle(self, text: str) -> None:
         try:
-            message = p.decode(codec.parse_json(text), d.CLIENT_MESSAGES)
+            message = decode(codec.parse_json(text), d.CLIENT_MESSAGES)
         except Refused as refused:
             self.fault(refused.code, refused.reason, ref=refused.ref, action_id=refused.action_id)
             return

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections import deque
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -55,19 +56,27 @@ class RawSend:
 
 
 class Ticker:
-    """Flushes, once a tick, the sockets holding frames that may wait: one timer a process.
+    """Flushes each socket holding frames that may wait once its window is over: one
+    timer a process.
 
-    A race's ``progress`` events reach every player; at human pace a race of
-    8 makes an event every 60 ms or so, and each one was a write to each
-    socket. The frames that may wait a little (a rival's progress) are
-    written with the next frame that may not (the player's own ack, say) or
-    at the end of the tick, whichever comes first, so that a socket given
-    several events within one tick gets them in one write.
+    A player's ``progress`` reaches the other connections of the race (when it
+    changes what they see, docs/protocol.md); at human pace a socket hears of
+    a rival's change every 90 ms or so, and each frame written alone is a
+    system call, the largest cost of an event. So the frames that may wait (a
+    rival's progress, a watched board) wait up to ``tick_s`` from the first
+    one held, and leave in one write with those that came meanwhile, or with
+    the next frame that may not wait (the player's own ack), whichever comes
+    first. The timer fires at most :data:`SLOTS` times a window: a frame
+    waits between (1 - 1/SLOTS) and 1 window.
     """
+
+    SLOTS = 4
 
     def __init__(self, tick_s: float) -> None:
         self.tick_s = tick_s
-        self._waiting: list[DirectSocket] = []
+        self._slot = tick_s / self.SLOTS
+        # (when, socket), in the order added: when is a constant away from the add.
+        self._due: deque[tuple[float, DirectSocket]] = deque()
         self._timer: asyncio.TimerHandle | None = None
 
     @classmethod
@@ -80,17 +89,24 @@ class Ticker:
         return ticker
 
     def add(self, socket: DirectSocket) -> None:
-        """Flush ``socket`` at the end of this tick (once: it is added once a tick)."""
-        self._waiting.append(socket)
+        """Flush ``socket`` once its window is over (it is added once a window)."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + self.tick_s
+        self._due.append((due, socket))
         if self._timer is None:
             # The loop is not kept: the table of tickers holds loops weakly.
-            self._timer = asyncio.get_running_loop().call_later(self.tick_s, self._tick)
+            self._timer = loop.call_at(due, self._tick)
 
     def _tick(self) -> None:
         self._timer = None
-        waiting, self._waiting = self._waiting, []
-        for socket in waiting:
-            socket.flush()
+        loop = asyncio.get_running_loop()
+        horizon = loop.time() + self._slot
+        due = self._due
+        while due and due[0][0] <= horizon:
+            # A socket flushed since (by an ack) writes only what came after it.
+            due.popleft()[1].flush()
+        if due:
+            self._timer = loop.call_at(due[0][0], self._tick)
 
 
 # Each event loop's tickers (a test may run several loops, one after another).
@@ -107,7 +123,7 @@ class DirectSocket:
     the bytes inside it), the largest cost per message once the frames are
     built once, so a busy server sends its bursts in fewer, larger writes.
     Frames that may wait (``soon=False``) leave with the next that may not,
-    or at the end of the :class:`Ticker`'s tick.
+    or at the end of their window (:class:`Ticker`).
     """
 
     __slots__ = (
@@ -133,7 +149,7 @@ class DirectSocket:
         self._loop = asyncio.get_running_loop()
         self._ticker = ticker
         self._soon = False  # a flush is due at the end of this turn of the loop
-        self._ticked = False  # a flush is due at the end of the tick
+        self._ticked = False  # a flush is due at the end of the window
 
     @classmethod
     def find(cls, scope: MutableMapping[str, Any], tick_s: float = 0.0) -> DirectSocket | None:
@@ -165,7 +181,7 @@ class DirectSocket:
 
     def write(self, frame: bytes, soon: bool = True) -> None:
         """Send one frame at the end of this turn of the loop, or (``soon`` False) at the
-        latest at the end of the tick; frames leave in the order written (dropped once
+        latest at the end of the window; frames leave in the order written (dropped once
         closing)."""
         self._pending.append(frame)
         self._pending_bytes += len(frame)

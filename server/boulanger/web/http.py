@@ -1,4 +1,4 @@
-"""HTTP endpoints: create races, read snapshots and game records, health.
+"""HTTP endpoints: create races (quick races too), read snapshots and game records, health.
 
 Handlers refuse by raising :class:`~boulanger.race.errors.Refused`, answered
 by the app's one set of exception handlers (:mod:`.refusals`).
@@ -6,7 +6,8 @@ by the app's one set of exception handlers (:mod:`.refusals`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -16,10 +17,8 @@ from ..codec import parse_json
 from ..engine import EngineError, GameCode
 from ..race.errors import Refused
 from ..race.race import FINISHED, Race
-from .hub import now_ms
-
-if TYPE_CHECKING:
-    from .services import Server
+from .clock import now_ms
+from .services import Server
 
 MAX_BODY = 4096
 
@@ -72,7 +71,7 @@ async def json_body(request: Request) -> dict[str, Any]:
     return data
 
 
-def _encodable(value: Any) -> bool:
+def _encodable(value: object) -> bool:
     """False when a string in ``value`` (a key or a value) has lone surrogates."""
     if isinstance(value, str):
         try:
@@ -87,14 +86,14 @@ def _encodable(value: Any) -> bool:
     return True
 
 
-def known_fields(data: dict[str, Any], *known: str) -> None:
+def known_fields(data: Mapping[str, object], *known: str) -> None:
     """Refuse a body with fields other than ``known``."""
     unknown = set(data) - set(known)
     if unknown:
         raise Refused("bad_message", f"unknown field(s): {', '.join(sorted(unknown))}")
 
 
-def cells_of(data: dict[str, Any]) -> int:
+def cells_of(data: Mapping[str, object]) -> int:
     """The body's ``cells`` (4 when absent): 4, 2 or 1."""
     cells = data.get("cells", 4)
     if cells not in (4, 2, 1) or isinstance(cells, bool):
@@ -137,12 +136,26 @@ async def create_race(request: Request) -> Response:
     cells = cells_of(data) if code is None else code.cells
     await may_create(server, request)
     try:
-        created = await server.create_race(
+        created = await server.races.create(
             cells=cells, code=code, practice=practice, open_boards=open_boards
         )
     except LookupError:
         raise no_deal(cells) from None
     return JSONResponse(created, status_code=201)
+
+
+async def quick_race(request: Request) -> Response:
+    """``POST /api/quick`` with ``{"cells": 4}``: a place in the next quick race."""
+    server = _server(request)
+    data = await json_body(request)
+    known_fields(data, "cells")
+    cells = cells_of(data)
+    await may_create(server, request)
+    try:
+        answer = await server.quick.ask(cells)
+    except LookupError:
+        raise no_deal(cells) from None
+    return JSONResponse(answer)
 
 
 async def _race(request: Request) -> Race | None:
@@ -177,7 +190,7 @@ async def race_record(request: Request) -> Response:
         raise Refused("race_running", "game records are public once the race is over")
     if race.meta.daily is not None and race.code_hidden(now_ms()):
         raise Refused("not_yet", "records of today's daily deal are public once the day ends")
-    return JSONResponse(race.record(player_id))
+    return JSONResponse(race.record(player_id).to_dict())
 
 
 def routes() -> list[BaseRoute]:
@@ -185,6 +198,7 @@ def routes() -> list[BaseRoute]:
     return [
         Route("/healthz", healthz),
         Route("/api/races", create_race, methods=["POST"]),
+        Route("/api/quick", quick_race, methods=["POST"]),
         Route("/api/races/{race_id}", race_snapshot),
         Route("/api/races/{race_id}/records/{player_id}", race_record),
     ]

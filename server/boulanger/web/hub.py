@@ -30,6 +30,8 @@ from ..race.errors import Refused
 from ..race.events import Event, Logged
 from ..race.race import Duplicate, Race, RaceMeta
 from ..race.replica import GAP, RECENT_EVENTS, Applied, Replica
+from ..race.wire import SnapshotWire, StandingWire
+from .clock import now_ms
 from .connection import CLOSE_REPLACED, CLOSE_TRY_AGAIN, Connection, send_to_all
 
 log = logging.getLogger(__name__)
@@ -42,22 +44,17 @@ PUBSUB_PATIENCE_S = 0.5
 JUDGE_AFTER_S = 1.0
 
 
-def now_ms() -> int:
-    """Wall-clock time in milliseconds, the races' clock."""
-    return int(time.time() * 1000)
-
-
 OverHook = Callable[["RaceHub"], Awaitable[None]]
 
 
-def _deleted(player: dict[str, Any]) -> dict[str, Any]:
-    hidden = {**player, "name": DELETED}
+def _deleted(player: StandingWire) -> StandingWire:
+    hidden: StandingWire = {**player, "name": DELETED}
     hidden.pop("signed_in", None)  # the account is gone, and its rating with it
     hidden.pop("rating", None)
     return hidden
 
 
-def shown(snapshot: dict[str, Any], deleted: frozenset[str]) -> dict[str, Any]:
+def shown(snapshot: SnapshotWire, deleted: frozenset[str]) -> SnapshotWire:
     """``snapshot`` with the names of the ``deleted`` players' accounts hidden."""
     if not deleted:
         return snapshot
@@ -103,7 +100,7 @@ class RaceHub:
         # player" (see Accounts.find_deleted; read again at every welcome).
         self.deleted: frozenset[str] = frozenset()
 
-    def snapshot(self, now: int) -> dict[str, Any]:
+    def snapshot(self, now: int) -> SnapshotWire:
         """The race as a client sees it at ``now``, with deleted accounts' names hidden."""
         return shown(self.race.snapshot(now), self.deleted)
 
@@ -214,9 +211,14 @@ class RaceHub:
                 if seq <= self.race.seq and not waiter.done():
                     waiter.set_result(None)
         player_id = applied.board_of
-        # A player's progress may wait for the tick (web.frames.Ticker): the
+        # A player's progress may wait its window (web.frames.Ticker): the
         # player's own ack takes theirs at once; joins, the start and the end go now.
-        send_to_all(self.connections, applied.text, soon=player_id is None)
+        if applied.told:
+            send_to_all(self.connections, applied.text, soon=player_id is None)
+        else:  # nothing the others see changed (Race.told): the player's own connections
+            own = [c for c in self.connections if c.player_id == player_id]
+            if own:
+                send_to_all(own, applied.text, soon=False)
         if player_id is not None:
             self._send_board(player_id)  # after a resign: the board's final status
         elif applied.started:
@@ -507,9 +509,7 @@ class Hubs:
             meta = await self.broker.race_meta(race_id)
             hub = None
             if meta is not None:
-                hub = RaceHub(
-                    self.broker, RaceMeta.from_dict(meta), self.on_over, self.judge_after_s
-                )
+                hub = RaceHub(self.broker, meta, self.on_over, self.judge_after_s)
                 await hub.open()
                 self._hubs[race_id] = hub
             future.set_result(hub)

@@ -28,7 +28,9 @@ from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 from webauthn.helpers.exceptions import WebAuthnException
 from webauthn.helpers.structs import (
     AuthenticatorSelectionCriteria,
+    PublicKeyCredentialCreationOptions,
     PublicKeyCredentialDescriptor,
+    PublicKeyCredentialRequestOptions,
     ResidentKeyRequirement,
     UserVerificationRequirement,
 )
@@ -36,45 +38,46 @@ from webauthn.helpers.structs import (
 from ..race import accounts as a
 from ..race.errors import Refused
 from ..race.ids import secret_hash
-from .accounts import (
-    CEREMONY_S,
-    Accounts,
-    _accounts,
-    _address,
-    _body,
-    _guarded,
-    _me,
-    _new_id,
-    _player_key,
-    _signed_in,
-    host_of,
+from .accounts import CEREMONY_S, Accounts, host_of, new_account_id
+from .accounts_http import (
+    accounts_of,
+    address_of,
+    body,
+    guarded,
+    optional_player_key,
+    server_of,
+    signed_in,
 )
 
 RP_NAME = "Boulanger"
 
 
-async def _begin(accounts: Accounts, data: dict[str, Any], options: Any) -> Response:
+Options = PublicKeyCredentialCreationOptions | PublicKeyCredentialRequestOptions
+
+
+async def _begin(accounts: Accounts, kind: str, options: Options, **fields: str | None) -> Response:
     ceremony = secrets.token_urlsafe(24)
-    data["challenge"] = bytes_to_base64url(options.challenge)
-    await accounts.store.put_ceremony(secret_hash(ceremony), data, CEREMONY_S)
+    challenge = bytes_to_base64url(options.challenge)
+    kept = a.Ceremony(kind, challenge, **fields)
+    await accounts.store.put_ceremony(secret_hash(ceremony), kept, CEREMONY_S)
     return JSONResponse({"ceremony": ceremony, "options": json.loads(options_to_json(options))})
 
 
-async def _finish(request: Request, kind: str) -> tuple[Accounts, dict[str, Any], Any]:
-    accounts = _accounts(request)
-    data = await _body(request, {"ceremony", "credential"})
+async def _finish(request: Request, kind: str) -> tuple[Accounts, a.Ceremony, dict[str, Any]]:
+    accounts = accounts_of(request)
+    data = await body(request, {"ceremony", "credential"})
     ceremony, credential = data.get("ceremony"), data.get("credential")
     if not isinstance(ceremony, str) or len(ceremony) > 100 or not isinstance(credential, dict):
         raise Refused("bad_message", "send the ceremony and the credential")
     found = await accounts.store.take_ceremony(secret_hash(ceremony))
-    if found is None or found.get("kind") != kind:
+    if found is None or found.kind != kind:
         raise Refused("bad_ceremony", "that passkey request is unknown or over; start again")
     return accounts, found, credential
 
 
 def _registration(
     accounts: Accounts, request: Request, name: str, user_id: str, exclude: list[str]
-) -> Any:
+) -> PublicKeyCredentialCreationOptions:
     origin = accounts.origin_of(request)
     return generate_registration_options(
         rp_id=host_of(origin),
@@ -92,137 +95,134 @@ def _registration(
 
 
 def _verified_passkey(
-    accounts: Accounts, request: Request, found: dict[str, Any], credential: dict[str, Any]
-) -> dict[str, Any]:
+    accounts: Accounts, request: Request, found: a.Ceremony, credential: dict[str, Any]
+) -> a.Passkey:
     origin = accounts.origin_of(request)
     try:
         verified = verify_registration_response(
             credential=credential,
-            expected_challenge=base64url_to_bytes(found["challenge"]),
+            expected_challenge=base64url_to_bytes(found.challenge),
             expected_rp_id=host_of(origin),
             expected_origin=origin,
         )
     except (WebAuthnException, ValueError, KeyError, TypeError) as error:
         raise Refused("bad_passkey", f"the passkey was not accepted: {error}") from None
-    return {
-        "id": bytes_to_base64url(verified.credential_id),
-        "public_key": bytes_to_base64url(verified.credential_public_key),
-        "sign_count": verified.sign_count,
-    }
+    return a.Passkey(
+        bytes_to_base64url(verified.credential_id),
+        bytes_to_base64url(verified.credential_public_key),
+        verified.sign_count,
+    )
 
 
 async def signup_options(request: Request) -> Response:
     """``POST /api/accounts/passkey/options``: ``{"name", "player_key"?}``."""
-    accounts = _accounts(request)
-    data = await _body(request, {"name", "player_key"})
+    accounts = accounts_of(request)
+    data = await body(request, {"name", "player_key"})
     name = a.account_name(data.get("name"))
-    player_key = _player_key(data.get("player_key"))
+    player_key = optional_player_key(data.get("player_key"))
     if await accounts.store.account_by_name(a.account_key(name)) is not None:
         raise Refused("name_taken", f"{name!r} is taken (or looks like a name taken)")
-    account_id = _new_id()
+    account_id = new_account_id()
     options = _registration(accounts, request, name, account_id, [])
-    ceremony = {
-        "kind": "signup",
-        "name": name,
-        "account_id": account_id,
-        "key_hash": None if player_key is None else secret_hash(player_key),
-    }
-    return await _begin(accounts, ceremony, options)
+    key_hash = None if player_key is None else secret_hash(player_key)
+    return await _begin(
+        accounts, "signup", options, name=name, account_id=account_id, key_hash=key_hash
+    )
 
 
 async def signup(request: Request) -> Response:
     """``POST /api/accounts/passkey``: the new passkey; the account is made and signed in."""
     accounts, found, credential = await _finish(request, "signup")
     passkey = _verified_passkey(accounts, request, found, credential)
-    if not await accounts.server.addresses.may_create(_address(request)):
+    if not await server_of(request).addresses.may_create(address_of(request)):
         raise Refused("too_many_accounts", "too many accounts made from this address")
+    if found.name is None or found.account_id is None:
+        raise Refused("bad_ceremony", "that passkey request is unknown or over; start again")
     account = await accounts.create(
-        found["name"],
+        found.name,
         password=None,
-        key_hash=found["key_hash"],
-        account_id=found["account_id"],
+        key_hash=found.key_hash,
+        account_id=found.account_id,
         passkey=passkey,
     )
-    response = JSONResponse(_me(account), status_code=201)
+    response = JSONResponse(a.me(account), status_code=201)
     await accounts.open_session(response, account)
     return response
 
 
 async def signin_options(request: Request) -> Response:
     """``POST /api/session/passkey/options``: a challenge for any of this site's passkeys."""
-    accounts = _accounts(request)
-    await _body(request, set())
+    accounts = accounts_of(request)
+    await body(request, set())
     origin = accounts.origin_of(request)
     options = generate_authentication_options(
         rp_id=host_of(origin), user_verification=UserVerificationRequirement.PREFERRED
     )
-    return await _begin(accounts, {"kind": "signin"}, options)
+    return await _begin(accounts, "signin", options)
 
 
 async def signin(request: Request) -> Response:
     """``POST /api/session/passkey``: the signed challenge; the account is signed in."""
     accounts, found, credential = await _finish(request, "signin")
-    address = _address(request)
+    address = address_of(request)
     credential_id = credential.get("id")
     key = secret_hash(str(credential_id))[:32]
     await accounts.check_signin_limits(key, address)
-    account = None
+    account = passkey = None
     if isinstance(credential_id, str) and len(credential_id) <= 1024:
         account = await accounts.store.account_by_credential(credential_id)
-    passkey = None
-    if account is not None:
-        passkey = next((p for p in account["passkeys"] if p["id"] == credential_id), None)
+        passkey = None if account is None else account.passkey(credential_id)
     origin = accounts.origin_of(request)
     try:
         if account is None or passkey is None:
             raise Refused("bad_credentials", "that passkey is not known here")
         verified = verify_authentication_response(
             credential=credential,
-            expected_challenge=base64url_to_bytes(found["challenge"]),
+            expected_challenge=base64url_to_bytes(found.challenge),
             expected_rp_id=host_of(origin),
             expected_origin=origin,
-            credential_public_key=base64url_to_bytes(passkey["public_key"]),
-            credential_current_sign_count=passkey["sign_count"],
+            credential_public_key=base64url_to_bytes(passkey.public_key),
+            credential_current_sign_count=passkey.sign_count,
         )
     except (WebAuthnException, ValueError, KeyError, TypeError, Refused):
         await accounts.count_failure(key, address)
         raise Refused("bad_credentials", "that passkey was not accepted") from None
     assert account is not None and passkey is not None
-    passkey["sign_count"] = verified.new_sign_count
+    passkey.sign_count = verified.new_sign_count
     await accounts.store.save(account)
-    response = JSONResponse(_me(account))
+    response = JSONResponse(a.me(account))
     await accounts.open_session(response, account)
     return response
 
 
 async def add_options(request: Request) -> Response:
     """``POST /api/me/passkeys/options``: a challenge to add a passkey to the account."""
-    accounts = _accounts(request)
-    account = await _signed_in(request)
-    await _body(request, set())
-    exclude = [p["id"] for p in account["passkeys"]]
-    options = _registration(accounts, request, account["name"], account["id"], exclude)
-    return await _begin(accounts, {"kind": "add", "account_id": account["id"]}, options)
+    accounts = accounts_of(request)
+    account = await signed_in(request)
+    await body(request, set())
+    exclude = [p.id for p in account.passkeys]
+    options = _registration(accounts, request, account.name, account.id, exclude)
+    return await _begin(accounts, "add", options, account_id=account.id)
 
 
 async def add(request: Request) -> Response:
     """``POST /api/me/passkeys``: the new passkey joins the signed-in account."""
-    account = await _signed_in(request)
+    account = await signed_in(request)
     accounts, found, credential = await _finish(request, "add")
-    if found["account_id"] != account["id"]:
+    if found.account_id != account.id:
         raise Refused("bad_ceremony", "that passkey request is another account's")
     passkey = _verified_passkey(accounts, request, found, credential)
-    if not await accounts.store.claim_credential(passkey["id"], account["id"]):
+    if not await accounts.store.claim_credential(passkey.id, account.id):
         raise Refused("passkey_taken", "that passkey belongs to an account already")
-    account["passkeys"].append(passkey)
+    account.passkeys.append(passkey)
     await accounts.store.save(account)
-    return JSONResponse(_me(account))
+    return JSONResponse(a.me(account))
 
 
 def routes() -> list[BaseRoute]:
     """The passkey routes: all POST, all state-changing (``Origin`` checked)."""
     return [
-        Route(path, _guarded(handler), methods=["POST"])
+        Route(path, guarded(handler), methods=["POST"])
         for path, handler in (
             ("/api/accounts/passkey/options", signup_options),
             ("/api/accounts/passkey", signup),

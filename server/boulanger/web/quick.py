@@ -1,4 +1,5 @@
-"""Quick races over HTTP: ``POST /api/quick`` and the starter that runs them.
+"""Quick races: the queue behind ``POST /api/quick`` (:mod:`.http`) and the starter
+that runs them.
 
 A thin shell around :mod:`boulanger.race.quick`: it creates races on
 catalog deals (proven winnable, like every race the server deals itself),
@@ -13,41 +14,48 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
-
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from typing import TypedDict
 
 from ..broker import BrokerUnavailable
 from ..race.errors import Refused
 from ..race.quick import QuickQueue, QuickRace, start_event
-from .http import cells_of, json_body, known_fields, may_create, no_deal
-from .hub import now_ms
-
-if TYPE_CHECKING:
-    from .services import Server
+from .clock import now_ms
+from .hub import Hubs
+from .races import Races
+from .settings import Settings
 
 log = logging.getLogger(__name__)
 
 POLL_S = 0.25  # how often waiting races are looked at
 
 
+class QuickPlace(TypedDict):
+    """Where a newcomer to the quick races goes (``POST /api/quick``)."""
+
+    race_id: str
+    url: str
+    cells: int
+    players: int
+    wait_s: float
+    start_by: int | None
+
+
 class QuickRaces:
     """This process's quick-race queue and the task that starts its races."""
 
-    def __init__(self, server: Server) -> None:
-        settings = server.settings
-        self.server = server
+    def __init__(self, settings: Settings, races: Races, hubs: Hubs) -> None:
+        self.races = races
+        self.hubs = hubs
         self.queue = QuickQueue(settings.quick_race_players, int(settings.quick_race_wait_s * 1000))
         self.lock = asyncio.Lock()
         self._starter: asyncio.Task[None] | None = None
 
-    async def ask(self, cells: int) -> dict[str, Any]:
+    async def ask(self, cells: int) -> QuickPlace:
         """Where a newcomer goes: the open race for ``cells``, or a new one."""
         async with self.lock:
             race = self.queue.waiting(cells, now_ms())
             if race is None:
-                created = await self.server.create_race(cells=cells)
+                created = await self.races.create(cells=cells)
                 race = self.queue.add(created["race_id"], cells, now_ms())
             self.queue.hand_out(race)
             if self._starter is None or self._starter.done():
@@ -74,7 +82,7 @@ class QuickRaces:
                     self.queue.started(race)
 
     async def _check(self, race: QuickRace) -> None:
-        hub = await self.server.hubs.get(race.race_id)
+        hub = await self.hubs.get(race.race_id)
         now = now_ms()
         if hub is None or hub.race.start_at is not None or hub.race.over_reason is not None:
             self.queue.started(race)
@@ -93,17 +101,3 @@ class QuickRaces:
             self._starter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._starter
-
-
-async def quick_race(request: Request) -> Response:
-    """``POST /api/quick`` with ``{"cells": 4}``: a place in the next quick race."""
-    server: Server = request.app.state.server
-    data = await json_body(request)
-    known_fields(data, "cells")
-    cells = cells_of(data)
-    await may_create(server, request)
-    try:
-        answer = await server.quick.ask(cells)
-    except LookupError:
-        raise no_deal(cells) from None
-    return JSONResponse(answer)

@@ -20,18 +20,17 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ..engine import RecordDict
 from ..race.errors import Refused
-from ..race.replay import play_back, text_lines
+from ..race.replay import ReviewLines, play_back, text_lines
 from . import daily_http, http
-
-if TYPE_CHECKING:
-    from .services import Server
+from .services import Server
 
 log = logging.getLogger(__name__)
 
@@ -49,19 +48,19 @@ class ReviewCache:
 
     def __init__(self, kept: int = REVIEWS_KEPT) -> None:
         self.kept = kept
-        self._done: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self._running: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._done: OrderedDict[str, ReviewLines] = OrderedDict()
+        self._running: dict[str, asyncio.Future[ReviewLines]] = {}
 
     @staticmethod
-    def key(record: dict[str, Any]) -> str:
+    def key(record: RecordDict) -> str:
         return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
 
     def __len__(self) -> int:
         return len(self._done)
 
     async def get(
-        self, record: dict[str, Any], compute: Callable[[], Awaitable[dict[str, Any]]]
-    ) -> dict[str, Any]:
+        self, record: RecordDict, compute: Callable[[], Awaitable[ReviewLines]]
+    ) -> ReviewLines:
         key = self.key(record)
         found = self._done.get(key)
         if found is not None:
@@ -91,7 +90,7 @@ def _reviews(request: Request) -> ReviewCache:
     return cache
 
 
-async def _record(request: Request, fetch: Fetch) -> tuple[dict[str, Any] | None, Response]:
+async def _record(request: Request, fetch: Fetch) -> tuple[RecordDict | None, Response]:
     """The record the JSON route answers, or None and that route's answer.
 
     The route raises :class:`Refused` while the record is not public: it
@@ -100,8 +99,7 @@ async def _record(request: Request, fetch: Fetch) -> tuple[dict[str, Any] | None
     response = await fetch(request)
     if response.status_code != 200:
         return None, response
-    record: dict[str, Any] = json.loads(bytes(response.body))
-    return record, response
+    return cast(RecordDict, json.loads(bytes(response.body))), response
 
 
 def _text(fetch: Fetch) -> Fetch:
@@ -136,7 +134,7 @@ def _review(fetch: Fetch) -> Fetch:
             return refusal
         server = _server(request)
 
-        async def compute() -> dict[str, Any]:
+        async def compute() -> ReviewLines:
             return await server.solver.review(record, None, REVIEW_BUDGET_S)
 
         try:

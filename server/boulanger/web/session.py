@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .. import codec
 from ..race import protocol as p
 from ..race.errors import Refused
+from .clock import now_ms
 from .connection import (
     CLOSE_GOING_AWAY,
     CLOSE_IDLE,
@@ -32,11 +31,8 @@ from .connection import (
     Connection,
     TokenBucket,
 )
-from .hub import now_ms
 from .logs import client_fault
-
-if TYPE_CHECKING:
-    from .services import Server
+from .settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -51,33 +47,15 @@ async def refuse(websocket: WebSocket, code: int, reason: str) -> None:
     await websocket.close(code, reason)
 
 
-def limited_per_address(
-    endpoint: Callable[[WebSocket], Awaitable[None]],
-) -> Callable[[WebSocket], Awaitable[None]]:
-    """A WebSocket endpoint that refuses an address holding too many connections (1008)."""
-
-    @functools.wraps(endpoint)
-    async def limited(websocket: WebSocket) -> None:
-        server: Server = websocket.app.state.server
-        address = websocket.client.host if websocket.client else "?"
-        lease = await server.addresses.enter(address)
-        if lease is None:
-            await refuse(websocket, CLOSE_POLICY, "too many connections from this address")
-            return
-        try:
-            await endpoint(websocket)
-        finally:
-            await server.addresses.leave(lease)
-
-    return limited
-
-
 class Session:
     """One accepted WebSocket, from its first frame to its close."""
 
-    def __init__(self, server: Server, websocket: WebSocket) -> None:
-        self.server = server
-        self.settings = server.settings
+    def __init__(
+        self, settings: Settings, websocket: WebSocket, stopping: Callable[[], bool]
+    ) -> None:
+        """``stopping`` says whether the server is shutting down (a close then says 1001)."""
+        self.settings = settings
+        self.stopping = stopping
         self.websocket = websocket
         self.conn = Connection(
             websocket, self.settings.outbound_buffer_bytes, self.settings.event_tick_ms / 1000
@@ -150,7 +128,7 @@ class Session:
                     await task
             await self.closing()
             if conn.close_code is None:
-                conn.close(CLOSE_GOING_AWAY if self.server.stopping else CLOSE_NORMAL)
+                conn.close(CLOSE_GOING_AWAY if self.stopping() else CLOSE_NORMAL)
             await conn.shutdown()
 
     async def _heartbeat(self) -> None:

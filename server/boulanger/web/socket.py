@@ -10,35 +10,57 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
 
 from starlette.websockets import WebSocket
 
 from .. import codec
 from ..broker import BrokerUnavailable
 from ..race import protocol as p
+from ..race.accounts import Account
 from ..race.errors import Refused
 from ..race.ids import new_player_id, new_secret
 from ..race.race import Duplicate
 from ..race.states import Role
+from .clock import now_ms
 from .connection import (
     CLOSE_NO_RACE,
     CLOSE_POLICY,
     CLOSE_TRY_AGAIN,
     TokenBucket,
 )
-from .hub import RaceHub, now_ms
-from .session import Session, limited_per_address, refuse
-
-if TYPE_CHECKING:
-    from .services import Server
+from .hub import RaceHub
+from .services import Server
+from .session import Session, refuse
 
 log = logging.getLogger(__name__)
 
 # A client further behind than this gets a snapshot instead of the events.
 RESYNC_EVENTS_MAX = 32
 SNAPSHOT_COST = 8
+
+
+def limited_per_address(
+    endpoint: Callable[[WebSocket], Awaitable[None]],
+) -> Callable[[WebSocket], Awaitable[None]]:
+    """A WebSocket endpoint that refuses an address holding too many connections (1008)."""
+
+    @functools.wraps(endpoint)
+    async def limited(websocket: WebSocket) -> None:
+        server: Server = websocket.app.state.server
+        address = websocket.client.host if websocket.client else "?"
+        held = await server.addresses.enter(address)
+        if held is None:
+            await refuse(websocket, CLOSE_POLICY, "too many connections from this address")
+            return
+        try:
+            await endpoint(websocket)
+        finally:
+            await server.addresses.leave(held)
+
+    return limited
 
 
 @limited_per_address
@@ -72,9 +94,10 @@ class RaceSession(Session):
         server: Server,
         hub: RaceHub,
         websocket: WebSocket,
-        account: dict[str, Any] | None = None,
+        account: Account | None = None,
     ) -> None:
-        super().__init__(server, websocket)
+        super().__init__(server.settings, websocket, lambda: server.stopping)
+        self.server = server
         self.hub = hub
         # The signed-in account (boulanger.web.accounts): a player it joins as shows its name.
         self.account = account
@@ -178,7 +201,7 @@ class RaceSession(Session):
             accounts = self.server.accounts
             rating = None
             if self.account is not None:
-                message = dataclasses.replace(message, name=self.account["name"])
+                message = dataclasses.replace(message, name=self.account.name)
                 rating = await accounts.rating_shown(self.account, race.code.cells)
             else:
                 await accounts.check_guest_name(message.name)
@@ -191,7 +214,7 @@ class RaceSession(Session):
             conn.role, conn.player_id = Role.PLAYER, player_id
             if self.account is not None:
                 await self.server.accounts.store.note_player(
-                    race.race_id, player_id, self.account["id"]
+                    race.race_id, player_id, self.account.id
                 )
         with contextlib.suppress(BrokerUnavailable):  # else the names last read stay
             await self.server.accounts.find_deleted(hub)
@@ -284,7 +307,7 @@ class RaceSession(Session):
         if not await self.server.addresses.may_create(address):
             raise Refused("too_many_races", "too many races created from this address")
         # The new race takes the old host key: the host's client already holds it.
-        created = await self.server.create_race(
+        created = await self.server.races.create(
             cells=race.code.cells,
             practice=race.meta.practice,
             open_boards=race.meta.open_boards,
@@ -303,5 +326,5 @@ class RaceSession(Session):
         if race.code.deal == self.server.daily.deal_today():
             raise Refused("daily_deal", "no hints on today's daily deal until the day ends")
         record = race.players[player_id].game.record()
-        result, move = await self.server.hint(record)
+        result, move = await self.server.solver.hint(record, self.settings.hint_budget_s)
         self.conn.send(codec.encode(p.HintResult(result, move, ref=ref)))

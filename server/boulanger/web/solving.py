@@ -18,7 +18,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from ..engine import Game, GameCode
+from ..engine import GameCode, GameRecord, RecordDict
+from ..engine.moves import MoveDict
+from ..race.replay import ReviewLines
 from ..solver import catalog, hint, solve
 from ..solver.search import Verdict
 
@@ -36,12 +38,12 @@ def _judge(code: str, budget: float) -> tuple[bool | None, int | None]:
     return (False if solution.result is Verdict.UNSOLVABLE else None), None
 
 
-def _hint(record: dict[str, Any], budget: float) -> tuple[str, dict[str, Any] | None]:
-    found = hint(Game.from_record(record), budget=budget)
+def _hint(record: GameRecord, budget: float) -> tuple[str, MoveDict | None]:
+    found = hint(record.game(), budget=budget)
     return found.result, None if found.move is None else found.move.to_dict()
 
 
-def _review(record: dict[str, Any], par: int | None, budget: float) -> dict[str, Any]:
+def _review(record: RecordDict, par: int | None, budget: float) -> ReviewLines:
     # Imported here: only the solver process reviews games.
     from ..race.replay import review_lines
     from ..solver.review import review_record
@@ -107,8 +109,8 @@ class SolverPool:
         return await loop.run_in_executor(self._executor(), _judge, str(code), budget)
 
     async def hint(
-        self, record: dict[str, Any], budget: float = HINT_BUDGET_S
-    ) -> tuple[str, dict[str, Any] | None]:
+        self, record: GameRecord, budget: float = HINT_BUDGET_S
+    ) -> tuple[str, MoveDict | None]:
         """A hint for a game record, searched by a worker within ``budget`` seconds.
 
         The search's verdict, and its move (None without one).
@@ -116,9 +118,7 @@ class SolverPool:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor(), _hint, record, budget)
 
-    async def review(
-        self, record: dict[str, Any], par: int | None, budget: float
-    ) -> dict[str, Any]:
+    async def review(self, record: RecordDict, par: int | None, budget: float) -> ReviewLines:
         """A finished game's review (boulanger.solver.review), with its readable lines."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor(), _review, record, par, budget)

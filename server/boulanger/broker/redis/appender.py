@@ -17,9 +17,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, cast
 
-from ..base import BrokerUnavailable
-from ..resp import ReplyError, RespReader, UnexpectedReply, encode_command
+from ..contracts import BrokerUnavailable
 from .endpoint import BACKOFF_FIRST_S, BACKOFF_MAX_S, PING, REPLY_TIMEOUT_S, Endpoint
+from .resp import ReplyError, RespReader, UnexpectedReply, encode_command
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The daily challenge in Redis (:class:`RedisDailyStore`).
+"""The Redis store's daily challenge (:class:`RedisDailyStore`).
 
 Redis layout, for a day ``D`` (``YYYY-MM-DD``; the ``{D}`` hash tag keeps a
 day's keys on one Redis Cluster shard)::
@@ -32,8 +32,9 @@ import base64
 import json
 import zlib
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
+from ...engine import RecordDict
 from ...race.daily import (
     WON,
     DailyEntry,
@@ -43,8 +44,8 @@ from ...race.daily import (
     expires_at,
     ranking_key,
 )
-from ..daily import DailyStore, Page, Recorded, _check_page, daily_channel
-from ..errors import redis_client_errors
+from ..contracts import DailyStore, Page, Recorded, check_page, daily_channel
+from .errors import redis_client_errors
 
 # The key of a day's leaderboard (the sorted set) ends with "board": stored
 # days keep their key, since a new name would orphan every day retained.
@@ -90,17 +91,17 @@ return out
 """
 
 
-def pack_record(record: dict[str, Any]) -> str:
+def pack_record(record: RecordDict) -> str:
     """A game record as stored in Redis: compact JSON, zlib-compressed, base64."""
     text = json.dumps(record, separators=(",", ":")).encode()
     return "z:" + base64.b64encode(zlib.compress(text, 6)).decode("ascii")
 
 
-def unpack_record(text: str) -> dict[str, Any]:
+def unpack_record(text: str) -> RecordDict:
     """A game record as :func:`pack_record` stored it, or as plain JSON (stored uncompressed)."""
     if text.startswith("z:"):
-        return dict(json.loads(zlib.decompress(base64.b64decode(text[2:]))))
-    return dict(json.loads(text))
+        return cast(RecordDict, json.loads(zlib.decompress(base64.b64decode(text[2:]))))
+    return cast(RecordDict, json.loads(text))
 
 
 def _day_key(day: date, part: str) -> str:
@@ -115,7 +116,8 @@ class RedisDailyStore(DailyStore):
     """The daily challenge in Redis (see the module docstring for the layout)."""
 
     def __init__(self, redis: Any, retention_days: int, sharded: bool = False) -> None:
-        """``redis``: the broker's redis-py client; ``sharded``: on a Redis Cluster, whose
+        """``redis``: the store's redis-py client (:data:`.errors.Client`: its replies are
+        ``str``, which redis-py's types do not say); ``sharded``: on a Redis Cluster, whose
         broker subscribes with sharded pub/sub (so the store publishes with it)."""
         super().__init__(retention_days)
         self.redis = redis
@@ -140,7 +142,7 @@ class RedisDailyStore(DailyStore):
         return None if found is None else str(found)
 
     async def record(
-        self, day: date, key_hash: str, entry: DailyEntry, record: dict[str, Any]
+        self, day: date, key_hash: str, entry: DailyEntry, record: RecordDict
     ) -> Recorded:
         keys = [
             _day_key(day, part) for part in ("players", LEADERBOARD, "entries", "records", "ids")
@@ -196,7 +198,7 @@ class RedisDailyStore(DailyStore):
         return True
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
-        _check_page(offset, limit)
+        check_page(offset, limit)
         keys = [_day_key(day, LEADERBOARD), _day_key(day, "entries")]
         with redis_client_errors():
             answer = await self._page(keys=keys, args=[offset, limit])
@@ -222,7 +224,7 @@ class RedisDailyStore(DailyStore):
         place = None if rank is None else int(rank) + 1  # None: held, off the leaderboard
         return RankedEntry(place, entry_id, DailyEntry.from_dict(json.loads(text)))
 
-    async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None:
+    async def game_record(self, day: date, entry_id: int) -> RecordDict | None:
         with redis_client_errors():
             text = await self.redis.hget(_day_key(day, "records"), str(entry_id))
         return None if text is None else unpack_record(text)

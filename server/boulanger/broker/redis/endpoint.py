@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 from redis.asyncio.connection import parse_url
 
-from ..resp import encode_command
+from .resp import encode_command
 
 CONNECT_TIMEOUT_S = 2.0  # opening a connection (socket_connect_timeout)
 REPLY_TIMEOUT_S = 5.0  # AUTH, SUBSCRIBE, an append answered (socket_timeout of the commands)

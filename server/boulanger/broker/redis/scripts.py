@@ -13,8 +13,8 @@ import hashlib
 from typing import Any
 
 from ...codec import seq_of
-from ..base import Condition, race_channel
-from ..resp import UnexpectedReply, encode_command
+from ..contracts import Condition, race_channel
+from .resp import UnexpectedReply, encode_command
 
 RACE_TTL_S = 7 * 24 * 3600
 

@@ -1,6 +1,6 @@
-"""The daily challenge's store in the SQLite broker's file: same answers as on Redis.
+"""The SQLite store's daily challenge, in the log's file: the same answers as on Redis.
 
-Tables (a day is ``date.toordinal()``; the broker creates them with its own)::
+Tables (a day is ``date.toordinal()``; the log creates them with its own)::
 
     daily_attempts  (day, key_hash) -> race id of the ranked attempt
     daily_entries   (day, entry_id) -> key_hash, ranking key, entry JSON
@@ -26,9 +26,10 @@ import json
 import sqlite3
 import zlib
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import cast
 
-from ..race.daily import (
+from ...engine import RecordDict
+from ...race.daily import (
     DAY_MS,
     WON,
     DailyEntry,
@@ -37,10 +38,8 @@ from ..race.daily import (
     ranking_key,
     today,
 )
-from .daily import DailyStore, Page, Recorded, _check_page, daily_channel, published
-
-if TYPE_CHECKING:
-    from .sqlite import SqliteBroker
+from ..contracts import DailyStore, Page, Recorded, check_page, daily_channel, published
+from .log import SqliteBroker
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS daily_attempts (
@@ -83,14 +82,14 @@ AGE_ROWS = 2000  # rows of one table deleted per transaction while ageing
 AGE_WINNERS = 200
 
 
-def pack_record(record: dict[str, Any]) -> bytes:
+def pack_record(record: RecordDict) -> bytes:
     """A game record as stored: compact JSON, zlib-compressed (about a ninth of the JSON)."""
     return zlib.compress(json.dumps(record, separators=(",", ":")).encode(), 6)
 
 
-def unpack_record(blob: bytes) -> dict[str, Any]:
+def unpack_record(blob: bytes) -> RecordDict:
     """A game record as :func:`pack_record` stored it."""
-    return dict(json.loads(zlib.decompress(blob)))
+    return cast(RecordDict, json.loads(zlib.decompress(blob)))
 
 
 def _rank(conn: sqlite3.Connection, day: int, key: str, held: int = 0) -> int | None:
@@ -110,6 +109,7 @@ class SqliteDailyStore(DailyStore):
     def __init__(self, broker: SqliteBroker, retention_days: int) -> None:
         super().__init__(retention_days)
         self.broker = broker
+        broker.add_schema(SCHEMA)
         broker.add_maintenance(self._age)
 
     def _expired(self, day: date) -> bool:
@@ -149,7 +149,7 @@ class SqliteDailyStore(DailyStore):
         return None if row is None else str(row[0])
 
     async def record(
-        self, day: date, key_hash: str, entry: DailyEntry, record: dict[str, Any]
+        self, day: date, key_hash: str, entry: DailyEntry, record: RecordDict
     ) -> Recorded:
         number = day.toordinal()
         text = json.dumps(entry.to_dict(), separators=(",", ":"))
@@ -232,7 +232,7 @@ class SqliteDailyStore(DailyStore):
         return await self.broker.transact(write)
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
-        _check_page(offset, limit)
+        check_page(offset, limit)
         if self._expired(day):
             return Page(0, [])
         number = day.toordinal()
@@ -275,7 +275,7 @@ class SqliteDailyStore(DailyStore):
 
         return await self.broker.query(read)
 
-    async def game_record(self, day: date, entry_id: int) -> dict[str, Any] | None:
+    async def game_record(self, day: date, entry_id: int) -> RecordDict | None:
         if self._expired(day):
             return None
         row = await self.broker.query(

@@ -1,12 +1,4 @@
-"""The SQLite broker: every race log in one file, durable, for one process.
-
-``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``. The file is
-in WAL mode; an append is acknowledged (its future resolved) only after the
-transaction holding it is committed, and with ``synchronous=FULL`` (the
-default) a commit has reached the disk. ``?synchronous=normal`` skips that
-fsync: a crash of the *process* still loses nothing (the kernel has the
-data), a power loss or a crash of the *machine* may lose the last
-transactions, acknowledged actions included, and never corrupts the file.
+"""The SQLite store's file and its one writer: group commits, readers, checkpoints, ageing.
 
 SQLite calls never run on the event loop. One writer thread owns the write
 connection and commits in groups: every job waiting when it starts a
@@ -17,62 +9,38 @@ job for more). Reads run on their own connections in a small thread pool;
 WAL lets them read while the writer writes. A checkpoint thread copies the
 WAL into the file as it fills, so commits never wait for one.
 
-Each race's state that appends check (its length, whether it is over, each
-player's number of events) is kept in the writer thread's memory, loaded
-from the file the first time a race is touched after a start. That is sound
-because the file has one writer: an exclusive lock on ``<file>.lock``, held
-for the process's life, refuses a second process (:mod:`.sqlite_file`). Pub/sub
-is in-process, as on the memory broker; events are published once their
-transaction is committed, in log order.
-
-Races are deleted ``race_ttl_s`` after their creation (7 days, as on Redis),
-the daily store's days after their retention, and the file gives freed pages
-back (``auto_vacuum=INCREMENTAL``), in small steps between groups of appends.
-
-Layout::
-
-    races   (no INTEGER PRIMARY KEY, id TEXT UNIQUE, created_at ms, meta JSON, over 0/1)
-    events  (race -> races.no, seq, player, data)   one row per log event;
-            ``player`` is the player whose own event count the event counts in
-            (an action's), ``data`` the event's JSON without ``seq``
+Every part of the store on the file adds its tables (:meth:`SqliteWriter.add_schema`)
+and its ageing (:meth:`SqliteWriter.add_maintenance`); the file gives freed
+pages back (``auto_vacuum=INCREMENTAL``), in small steps between groups of
+appends. :class:`~.log.SqliteBroker`, the race logs, is the writer's owner.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import queue
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from ..codec import with_seq
-from .base import AppendRefused, Broker, BrokerUnavailable, Condition, Listener, race_channel
-from .sqlite_file import SqliteUrl, connect, lock
-
-if TYPE_CHECKING:
-    from .accounts import KeyValue
-    from .daily import DailyStore
+from ..contracts import AppendRefused, BrokerUnavailable, Condition, race_channel
+from .file import SqliteUrl, connect, lock
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-RACE_TTL_S = 7 * 24 * 3600  # as on Redis (RACE_TTL_S in .redis)
 SCHEMA_VERSION = 1
 JOBS_IN_FLIGHT = 4096  # waiting for the writer, at most; beyond: BrokerUnavailable
 READERS = 2
-STATES_KEPT = 4096  # races whose append state the writer keeps in memory
 AGE_INTERVAL_S = 600.0
-AGE_BATCH = 16  # races deleted per transaction (each a few hundred events)
 VACUUM_PAGES = 256  # pages given back per transaction
 CHECKPOINT_INTERVAL_S = 0.2  # between checkpoints while transactions commit
 # A WAL this long (64 MiB of 4 KiB pages) is made to start over, and its file is
@@ -83,25 +51,7 @@ CHECKPOINT_INTERVAL_S = 0.2  # between checkpoints while transactions commit
 TRUNCATE_TRIES = 100  # a full checkpoint waits out the checkpoint thread this often
 WAL_RESTART_FRAMES = 16384
 WAL_LIMIT_BYTES = WAL_RESTART_FRAMES * 4096
-BUSY_TIMEOUT_MS = 5000  # as sqlite_file.connect sets it
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS races (
-    no INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    created_at INTEGER NOT NULL,
-    meta TEXT,
-    over INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS races_by_age ON races (created_at);
-CREATE TABLE IF NOT EXISTS events (
-    race INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    player TEXT,
-    data TEXT NOT NULL,
-    PRIMARY KEY (race, seq)
-) WITHOUT ROWID;
-"""
+BUSY_TIMEOUT_MS = 5000  # as file.connect sets it
 
 
 # -- the writer's jobs ------------------------------------------------------------
@@ -136,16 +86,6 @@ _Done = tuple["asyncio.Future[Any]", Any, "BaseException | None", "str | None", 
 
 
 @dataclass(slots=True)
-class _RaceState:
-    """What an append checks, as committed plus what this transaction added."""
-
-    no: int
-    length: int
-    over: bool
-    counts: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
 class WriteStats:
     """The group commit at work: appends and transactions since the start."""
 
@@ -156,38 +96,31 @@ class WriteStats:
     wal_restarts: int = 0  # times the WAL started over from its beginning
 
 
-class SqliteBroker(Broker):
-    """Race logs in a SQLite file (see the module docstring)."""
-
-    kind = "sqlite"
+class SqliteWriter:
+    """A SQLite file's writer thread, readers and upkeep (see the module docstring)."""
 
     def __init__(
         self,
         url: str,
         *,
-        race_ttl_s: float = RACE_TTL_S,
         clock: Callable[[], float] = time.time,
         age_interval_s: float = AGE_INTERVAL_S,
     ) -> None:
-        self._key_value: KeyValue | None = None  # made when first asked for
         parsed = SqliteUrl.parse(url)
         self.url = url
         self.path = parsed.path
         self.synchronous = parsed.synchronous
         self.window_s = parsed.window_s
-        self.race_ttl_s = race_ttl_s
         self.clock = clock  # seconds since the epoch: ages survive restarts
         self.age_interval_s = age_interval_s
         self.stats = WriteStats()
         # Taken here, before anything else opens the file: `boulanger serve`
         # refuses to start rather than fail once serving.
         self._lock_fd: int | None = lock(self.path)
-        self._listeners: dict[str, set[Listener]] = {}
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._in_flight = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._writer: threading.Thread | None = None
-        self._states: OrderedDict[str, _RaceState] = OrderedDict()  # the writer thread's
         self._readers: ThreadPoolExecutor | None = None
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -198,6 +131,7 @@ class SqliteBroker(Broker):
         self._restart_wal = False  # set by the checkpoint thread, done by the writer
         self._tasks: list[asyncio.Task[None]] = []
         self._maintenance: list[Callable[[sqlite3.Connection, int], bool]] = []
+        self._schemas: list[str] = []
         self._closing = False
 
     # -- life ---------------------------------------------------------------
@@ -239,13 +173,13 @@ class SqliteBroker(Broker):
             raise
         return conn
 
-    @staticmethod
-    def schema() -> str:
-        """Every table of the file: the races', the daily challenge's and the accounts'."""
-        from .sqlite_accounts import SCHEMA as ACCOUNTS
-        from .sqlite_daily import SCHEMA as DAILY
+    def schema(self) -> str:
+        """Every table of the file: those each part of the store added."""
+        return "".join(self._schemas)
 
-        return _SCHEMA + DAILY + ACCOUNTS
+    def add_schema(self, schema: str) -> None:
+        """Have the file hold ``schema``'s tables too (a part of the store, before start)."""
+        self._schemas.append(schema)
 
     def _open_reader(self) -> None:
         conn = connect(self.path, self.synchronous)
@@ -291,13 +225,7 @@ class SqliteBroker(Broker):
                 stats.largest,
             )
 
-    async def ping(self) -> bool:
-        try:
-            return bool(await self.query(lambda c: c.execute("SELECT 1").fetchone()[0]))
-        except BrokerUnavailable:
-            return False
-
-    # -- reading and writing, for this module and the stores on this file ----
+    # -- reading and writing, for the log and the store's other parts on this file ----
 
     async def transact(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in the writer thread, in the next group's transaction; answer
@@ -352,88 +280,6 @@ class SqliteBroker(Broker):
         self._in_flight += 1
         self._queue.put(job)
 
-    # -- race logs ----------------------------------------------------------
-
-    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
-        text = json.dumps(meta, separators=(",", ":"))
-        created = self.now_ms()
-
-        def create(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT INTO races (id, created_at, meta) VALUES (?, ?, ?)"
-                " ON CONFLICT (id) DO UPDATE SET meta = excluded.meta",
-                (race_id, created, text),
-            )
-
-        await self.transact(create)
-
-    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
-        oldest = self.now_ms() - int(self.race_ttl_s * 1000)
-
-        def find(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute(
-                "SELECT meta FROM races WHERE id = ? AND created_at > ?", (race_id, oldest)
-            ).fetchone()
-            return None if row is None else row[0]
-
-        text = await self.query(find)
-        return None if text is None else dict(json.loads(text))
-
-    async def append(self, race_id: str, event: str, condition: Condition) -> int:
-        future: asyncio.Future[int] = self._running_loop().create_future()
-        self._submit(_Append(race_id, event, condition, future))
-        return await future
-
-    def key_value(self) -> KeyValue:
-        from .sqlite_accounts import SqliteKeyValue
-
-        if self._key_value is None:
-            self._key_value = SqliteKeyValue(self)
-        return self._key_value
-
-    def daily_store(self, retention_days: int) -> DailyStore:
-        from .sqlite_daily import SqliteDailyStore
-
-        return SqliteDailyStore(self, retention_days)
-
-    async def read(self, race_id: str, after: int) -> list[str]:
-        def rows(conn: sqlite3.Connection) -> list[tuple[int, str]]:
-            return conn.execute(
-                "SELECT seq, data FROM events WHERE race = (SELECT no FROM races WHERE id = ?)"
-                " AND seq > ? ORDER BY seq",
-                (race_id, after),
-            ).fetchall()
-
-        found = await self.query(rows)
-        return [with_seq(seq, data) for seq, data in found]
-
-    # -- pub/sub: in this process -------------------------------------------
-
-    async def subscribe(self, channel: str, listener: Listener) -> None:
-        self._listeners.setdefault(channel, set()).add(listener)
-
-    async def unsubscribe(self, channel: str, listener: Listener) -> None:
-        listeners = self._listeners.get(channel)
-        if listeners is not None:
-            listeners.discard(listener)
-            if not listeners:
-                del self._listeners[channel]
-
-    async def publish(self, channel: str, data: str) -> None:
-        # On the next loop turn, as a network broker would deliver it.
-        loop = self._running_loop()
-        for listener in tuple(self._listeners.get(channel, ())):
-            loop.call_soon(listener.on_message, data)
-
-    def _deliver(self, published: list[tuple[str, str]]) -> None:
-        listeners_of = self._listeners
-        for channel, data in published:
-            for listener in tuple(listeners_of.get(channel, ())):
-                try:
-                    listener.on_message(data)
-                except Exception:
-                    log.exception("listener failed on %r", channel)
-
     def _finish(self, done: list[_Done]) -> None:
         """On the loop, once a transaction is over: answer its jobs, publish its events.
 
@@ -454,6 +300,19 @@ class SqliteBroker(Broker):
                 future.set_result(result)
         if published:
             self._running_loop().call_soon(self._deliver, published)
+
+    # -- what the log fills in ----------------------------------------------
+
+    def _append(self, conn: sqlite3.Connection, job: _Append) -> tuple[int, str]:
+        """In the writer: check an append's condition and insert it; (seq or 0, published text)."""
+        raise NotImplementedError
+
+    def _deliver(self, published: list[tuple[str, str]]) -> None:
+        """On the loop: hand committed events (channel, text) to their listeners."""
+        raise NotImplementedError
+
+    def _rolled_back(self) -> None:
+        """In the writer: a transaction failed; forget what it may have cached."""
 
     # -- the writer thread ----------------------------------------------------
 
@@ -528,7 +387,7 @@ class SqliteBroker(Broker):
         except Exception as error:  # sqlite3.Error above all: the disk, the file
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            self._states.clear()  # they may hold what was rolled back: reload from the file
+            self._rolled_back()
             log.error("sqlite %s: a transaction of %d jobs failed: %s", self.path, len(jobs), error)
             failure = BrokerUnavailable(f"SQLite: {error}")
             done = [(job.future, None, failure, None, None) for job in jobs]
@@ -543,61 +402,6 @@ class SqliteBroker(Broker):
         assert loop is not None
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
             loop.call_soon_threadsafe(self._finish, done)
-
-    def _append(self, conn: sqlite3.Connection, job: _Append) -> tuple[int, str]:
-        """Check the condition against the race's state, insert; (seq or 0, published text)."""
-        state = self._state(conn, job.race_id)
-        condition = job.condition
-        if condition.log_length is not None and state.length != condition.log_length:
-            return 0, ""
-        player = condition.player_id
-        if player is not None and (
-            state.over or state.counts.get(player, 0) != condition.player_events
-        ):
-            return 0, ""
-        seq = state.length + 1
-        conn.execute(
-            "INSERT INTO events (race, seq, player, data) VALUES (?, ?, ?, ?)",
-            (state.no, seq, player, job.text),
-        )
-        state.length = seq
-        if player is not None:
-            state.counts[player] = condition.player_events + 1
-        if condition.ends_race and not state.over:
-            conn.execute("UPDATE races SET over = 1 WHERE no = ?", (state.no,))
-            state.over = True
-        return seq, with_seq(seq, job.text)
-
-    def _state(self, conn: sqlite3.Connection, race_id: str) -> _RaceState:
-        states = self._states
-        state = states.get(race_id)
-        if state is not None:
-            states.move_to_end(race_id)
-            return state
-        row = conn.execute("SELECT no, over FROM races WHERE id = ?", (race_id,)).fetchone()
-        if row is None:
-            # A log without a race (never created, or aged out): it gets a row
-            # of its own so that it ages out too.
-            cursor = conn.execute(
-                "INSERT INTO races (id, created_at) VALUES (?, ?)", (race_id, self.now_ms())
-            )
-            assert cursor.lastrowid is not None
-            state = _RaceState(cursor.lastrowid, 0, False)
-        else:
-            no, over = row
-            length = conn.execute(
-                "SELECT coalesce(max(seq), 0) FROM events WHERE race = ?", (no,)
-            ).fetchone()[0]
-            counts = conn.execute(
-                "SELECT player, count(*) FROM events WHERE race = ? AND player IS NOT NULL"
-                " GROUP BY player",
-                (no,),
-            ).fetchall()
-            state = _RaceState(no, length, bool(over), dict(counts))
-        states[race_id] = state
-        if len(states) > STATES_KEPT:
-            states.popitem(last=False)  # the least recently used; reloaded when needed
-        return state
 
     def _call(self, conn: sqlite3.Connection, job: _Call) -> _Done:
         conn.execute("SAVEPOINT job")
@@ -672,24 +476,11 @@ class SqliteBroker(Broker):
         freed pages back to the file system: in small transactions, so appends
         wait for none of it for long."""
         now = self.now_ms()
-        steps = [self._age_races, *self._maintenance]
-        for step in steps:
+        for step in self._maintenance:
             while await self.transact(_at(step, now)):
                 pass
         while await self.transact(_vacuum_step):
             pass
-
-    def _age_races(self, conn: sqlite3.Connection, now_ms: int) -> bool:
-        oldest = now_ms - int(self.race_ttl_s * 1000)
-        rows = conn.execute(
-            "SELECT no, id FROM races WHERE created_at <= ? ORDER BY created_at LIMIT ?",
-            (oldest, AGE_BATCH),
-        ).fetchall()
-        for no, race_id in rows:
-            conn.execute("DELETE FROM events WHERE race = ?", (no,))
-            conn.execute("DELETE FROM races WHERE no = ?", (no,))
-            self._states.pop(race_id, None)
-        return len(rows) == AGE_BATCH
 
 
 def _at(

@@ -107,3 +107,22 @@ def _node(item: Reply, asked: Node) -> Node:
         raise ValueError(f"unexpected CLUSTER SLOTS node {item!r:.100}")
     host = item[0].decode() if isinstance(item[0], bytes) else ""
     return (asked[0] if host in ("", "?") else host), item[1]
+
+
+def parse_cluster_url(url: str) -> tuple[list[Node], str]:
+    """The seed nodes of ``redis-cluster://[user:password@]host:port[,host:port...]``,
+    and a ``redis://`` URL of the first with the credentials (for :class:`Endpoint`)."""
+    rest = url.removeprefix("redis-cluster://")
+    if rest == url:
+        raise ValueError(f"not a redis-cluster:// URL: {url!r}")
+    rest = rest.split("/", 1)[0].split("?", 1)[0]
+    userinfo, _, hosts = rest.rpartition("@")
+    seeds: list[Node] = []
+    for item in hosts.split(","):
+        host, _, port = item.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"{item!r} in {url!r} is not host:port")
+        seeds.append((host.strip("[]"), int(port)))
+    first = f"[{seeds[0][0]}]" if ":" in seeds[0][0] else seeds[0][0]
+    auth = f"{userinfo}@" if userinfo else ""
+    return seeds, f"redis://{auth}{first}:{seeds[0][1]}/0"

@@ -3,8 +3,8 @@
 ``redis-cluster://[user:password@]host:port[,host:port...]`` names some
 nodes of the cluster; the broker asks them for the slot map (``CLUSTER
 SLOTS``) and holds, for each primary, a :class:`Shard`: the raw append
-connection (:mod:`.redis.appender`) and the sharded pub/sub subscriber
-(:mod:`.redis.subscriber`), as the Redis broker holds one of each for its
+connection (:mod:`.appender`) and the sharded pub/sub subscriber
+(:mod:`.subscriber`), as the Redis broker holds one of each for its
 one Redis.
 
 - An append (a race's log, meta and reads too) goes to the primary that owns
@@ -18,7 +18,7 @@ one Redis.
   (a primary killed, its replica taking over) or the slot map moves a
   channel to another primary, its listeners are told to resync once the
   new subscription is confirmed: what was published in between is lost.
-- The deployment's control channel (:data:`~.base.CONTROL_CHANNEL`) is a
+- The deployment's control channel (:data:`~..contracts.CONTROL_CHANNEL`) is a
   plain one: ``PUBLISH`` on any primary, ``SUBSCRIBE`` on one primary per
   process (see :meth:`RedisClusterBroker.subscribe_control`).
 - The slot map is asked for again whenever a shard's connection fails or is
@@ -27,10 +27,10 @@ one Redis.
 
 Acknowledged means in the shard's primary's log; with ``replica_wait`` it
 also means on that many of its replicas (``WAIT``, see
-:class:`~.redis.appender.Appender`), so that a failover cannot lose it.
+:class:`~.appender.Appender`), so that a failover cannot lose it.
 
-The daily challenge's store uses redis-py's cluster client (:attr:`redis`),
-for plain commands and scripts on one slot each.
+The store's other parts (key-value, daily challenge, limits) use redis-py's
+cluster client (:attr:`redis`), for plain commands and scripts on one slot each.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ from urllib.parse import unquote
 
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
-from .accounts import KeyValue, RedisKeyValue
-from .base import (
+from ...race.race import RaceMeta
+from ..contracts import (
     CONTROL_CHANNEL,
     AppendRefused,
     Broker,
@@ -56,12 +56,11 @@ from .base import (
     Listener,
     race_channel,
 )
-from .daily import DailyStore
-from .redis.appender import Appends, ReplyRefused, retrieved
-from .redis.broker import REPLICA_WAIT_MS
-from .redis.daily import RedisDailyStore
-from .redis.endpoint import REPLY_TIMEOUT_S, Endpoint
-from .redis.scripts import (
+from .appender import Appends, ReplyRefused, retrieved
+from .endpoint import REPLY_TIMEOUT_S, Endpoint
+from .log import REPLICA_WAIT_MS
+from .resp import Reply, ReplyError, RespReader, UnexpectedReply, encode_command
+from .scripts import (
     RACE_TTL_S,
     append_command,
     append_script,
@@ -69,9 +68,8 @@ from .redis.scripts import (
     confirm_command,
     race_key,
 )
-from .redis.subscriber import Subscription
-from .resp import Reply, ReplyError, RespReader, UnexpectedReply, encode_command
-from .slots import Node, SlotMap, key_slot, redirect
+from .slots import Node, SlotMap, key_slot, parse_cluster_url, redirect
+from .subscriber import Subscription
 
 log = logging.getLogger(__name__)
 
@@ -80,25 +78,6 @@ _APPEND_SHA = hashlib.sha1(_APPEND.encode()).hexdigest()
 _ASKING = encode_command("ASKING")
 REDIRECTS = 5  # MOVED/ASK/TRYAGAIN followed per command, at most
 REFRESH_GAP_S = 0.2  # between two slot map refreshes, at least
-
-
-def parse_cluster_url(url: str) -> tuple[list[Node], str]:
-    """The seed nodes of ``redis-cluster://[user:password@]host:port[,host:port...]``,
-    and a ``redis://`` URL of the first with the credentials (for :class:`Endpoint`)."""
-    rest = url.removeprefix("redis-cluster://")
-    if rest == url:
-        raise ValueError(f"not a redis-cluster:// URL: {url!r}")
-    rest = rest.split("/", 1)[0].split("?", 1)[0]
-    userinfo, _, hosts = rest.rpartition("@")
-    seeds: list[Node] = []
-    for item in hosts.split(","):
-        host, _, port = item.strip().rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError(f"{item!r} in {url!r} is not host:port")
-        seeds.append((host.strip("[]"), int(port)))
-    first = f"[{seeds[0][0]}]" if ":" in seeds[0][0] else seeds[0][0]
-    auth = f"{userinfo}@" if userinfo else ""
-    return seeds, f"redis://{auth}{first}:{seeds[0][1]}/0"
 
 
 class Shard:
@@ -171,6 +150,7 @@ class RedisClusterBroker(Broker):
             decode_responses=True,
             socket_connect_timeout=2,
             socket_timeout=5,
+            # redis-py's cap: 100 connections per node, past which a command fails.
         )
         self.slots: SlotMap | None = None
         self.mapped = asyncio.Event()  # set once a slot map is known
@@ -354,7 +334,7 @@ class RedisClusterBroker(Broker):
     async def _command(self, slot: int, command: bytes, resend: bytes | None = None) -> Any:
         """``command`` on the primary that owns ``slot``, following redirections.
 
-        ``resend`` as :meth:`~.redis.appender.Appender.send` takes it (an append's);
+        ``resend`` as :meth:`~.appender.Appender.send` takes it (an append's);
         None answers any reply but a redirection as it is.
         """
         node = self._owner(slot)
@@ -397,15 +377,15 @@ class RedisClusterBroker(Broker):
 
     # -- race logs ---------------------------------------------------------
 
-    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
-        key = race_key(race_id, "meta")
-        command = encode_command("SET", key, json.dumps(meta), "EX", RACE_TTL_S)
+    async def create_race(self, meta: RaceMeta) -> None:
+        key = race_key(meta.race_id, "meta")
+        command = encode_command("SET", key, json.dumps(meta.to_dict()), "EX", RACE_TTL_S)
         _check(await self._command(key_slot(key), command))
 
-    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+    async def race_meta(self, race_id: str) -> RaceMeta | None:
         key = race_key(race_id, "meta")
         text = _check(await self._command(key_slot(key), encode_command("GET", key)))
-        return None if text is None else dict(json.loads(text))
+        return None if text is None else RaceMeta.from_dict(json.loads(text))
 
     async def append(self, race_id: str, event: str, condition: Condition) -> int:
         command = append_command(_APPEND_SHA, race_id, event, condition)
@@ -419,13 +399,6 @@ class RedisClusterBroker(Broker):
             return True
         command = confirm_command(race_id, event)
         return bool(await self._command(key_slot(race_channel(race_id)), command, b""))
-
-    def key_value(self) -> KeyValue:
-        return RedisKeyValue(self.redis)
-
-    def daily_store(self, retention_days: int) -> DailyStore:
-        # Sharded pub/sub, as this broker subscribes.
-        return RedisDailyStore(self.redis, retention_days, sharded=True)
 
     async def read(self, race_id: str, after: int) -> list[str]:
         key = race_key(race_id, "log")

@@ -5,9 +5,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
-from .base import BrokerUnavailable
+from ..contracts import BrokerUnavailable
+
+# The redis-py client of a store's key-value, daily and limits parts: one Redis's
+# (with its connection pool) or a cluster's.
+Client = Redis | RedisCluster
 
 
 @contextlib.contextmanager

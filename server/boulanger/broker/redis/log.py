@@ -1,4 +1,4 @@
-"""The Redis broker: race logs in Redis lists, fan-out through Redis pub/sub.
+"""The Redis store's log: race logs in Redis lists, fan-out through Redis pub/sub.
 
 Keys of one race share the ``{race_id}`` hash tag so that Redis Cluster
 keeps them on one shard (:mod:`..cluster`). An append is one Lua script: it
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -31,14 +30,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ..accounts import KeyValue, RedisKeyValue
-from ..base import CONTROL_CHANNEL, AppendRefused, Broker, Condition, Listener
-from ..daily import DailyStore
-from ..errors import redis_errors
-from ..resp import encode_command
+from ...race.race import RaceMeta
+from ..contracts import CONTROL_CHANNEL, AppendRefused, Broker, Condition, Listener
 from .appender import Appends
-from .daily import RedisDailyStore
 from .endpoint import REPLY_TIMEOUT_S, Endpoint
+from .errors import redis_errors
+from .resp import encode_command
 from .scripts import (
     APPEND_SCRIPT,
     APPEND_SHA,
@@ -53,6 +50,12 @@ from .subscriber import Subscription
 log = logging.getLogger(__name__)
 
 REPLICA_WAIT_MS = 1000  # how long an append waits for its replicas before it is refused
+# redis-py's connections (the store's other parts, race metas, reads) at most;
+# a command past them waits for one (POOL_WAIT_S at most). Without a cap, a
+# burst of commands at once (connections opening, each counted) leaves as many
+# connections open behind it.
+POOL_MAX = 16
+POOL_WAIT_S = 5.0
 
 
 class RedisBroker(Broker):
@@ -72,16 +75,21 @@ class RedisBroker(Broker):
     ) -> None:
         self.url = url
         self.replica_wait = replica_wait
-        self.redis: aioredis.Redis = aioredis.Redis.from_url(
-            url,
-            decode_responses=True,
-            socket_connect_timeout=2,
-            socket_timeout=5,
-            health_check_interval=10,
-            # A pooled connection that died with a Redis restart fails once:
-            # retry briefly on a fresh one before reporting the broker down.
-            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
-            retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        # Shared with the store's other parts (:func:`boulanger.broker.redis.open_redis`).
+        self.redis: aioredis.Redis = aioredis.Redis.from_pool(  # closes the pool with it
+            aioredis.BlockingConnectionPool.from_url(
+                url,
+                max_connections=POOL_MAX,
+                timeout=POOL_WAIT_S,
+                decode_responses=True,
+                socket_connect_timeout=2,
+                socket_timeout=5,
+                health_check_interval=10,
+                # A pooled connection that died with a Redis restart fails once:
+                # retry briefly on a fresh one before reporting the broker down.
+                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
+                retry_on_error=[RedisConnectionError, RedisTimeoutError],
+            )
         )
         self._endpoint = Endpoint(url)
         # Appends on a connection of their own, opened when needed. The script
@@ -128,14 +136,15 @@ class RedisBroker(Broker):
 
     # -- race logs ---------------------------------------------------------
 
-    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
+    async def create_race(self, meta: RaceMeta) -> None:
         with redis_errors():
-            await self.redis.set(race_key(race_id, "meta"), json.dumps(meta), ex=RACE_TTL_S)
+            text = json.dumps(meta.to_dict())
+            await self.redis.set(race_key(meta.race_id, "meta"), text, ex=RACE_TTL_S)
 
-    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+    async def race_meta(self, race_id: str) -> RaceMeta | None:
         with redis_errors():
             text = await self.redis.get(race_key(race_id, "meta"))
-        return None if text is None else dict(json.loads(text))
+        return None if text is None else RaceMeta.from_dict(json.loads(text))
 
     async def append(self, race_id: str, event: str, condition: Condition) -> int:
         command = append_command(APPEND_SHA, race_id, event, condition)
@@ -152,15 +161,6 @@ class RedisBroker(Broker):
             return True
         appender = self._appends.conn or await self._appends.ready()
         return bool(await appender.send(confirm_command(race_id, event), b""))
-
-    def shared_client(self) -> Any:
-        return self.redis
-
-    def key_value(self) -> KeyValue:
-        return RedisKeyValue(self.redis)
-
-    def daily_store(self, retention_days: int) -> DailyStore:
-        return RedisDailyStore(self.redis, retention_days)
 
     async def read(self, race_id: str, after: int) -> list[str]:
         with redis_errors():

@@ -1,16 +1,16 @@
-"""The embedded broker: logs and channels in this process's memory."""
+"""The memory store's log: races and channels in this process's memory."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import defaultdict
-from typing import Any
 
-from ..codec import with_seq
-from .accounts import KeyValue, MemoryKeyValue
-from .base import AppendRefused, Broker, Condition, Listener, race_channel
-from .daily import DailyStore, MemoryDailyData, MemoryDailyStore
+from ...codec import with_seq
+from ...race.condition import LogState
+from ...race.race import RaceMeta
+from ..contracts import AppendRefused, Broker, Condition, Listener, race_channel
 
 
 class MemoryBroker(Broker):
@@ -21,18 +21,16 @@ class MemoryBroker(Broker):
     def __init__(self, race_ttl_s: float = 24 * 3600) -> None:
         self.race_ttl_s = race_ttl_s
         self._created: dict[str, float] = {}  # insertion order is creation order
-        self._metas: dict[str, dict[str, Any]] = {}
+        self._metas: dict[str, RaceMeta] = {}
         self._logs: dict[str, list[str]] = defaultdict(list)
-        self._counts: dict[str, dict[str, int]] = {}  # race -> player -> events
-        self._over: set[str] = set()
+        self._states: dict[str, LogState] = {}
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
-        self.daily_data = MemoryDailyData()  # every daily store of this broker shares it
-        self._key_value = MemoryKeyValue()  # as is the accounts' store
 
     async def ping(self) -> bool:
         return True
 
-    async def create_race(self, race_id: str, meta: dict[str, Any]) -> None:
+    async def create_race(self, meta: RaceMeta) -> None:
+        race_id = meta.race_id
         now = time.monotonic()
         # Forget races past their time, oldest first, so memory stays bounded.
         for old, created in list(self._created.items()):
@@ -41,41 +39,28 @@ class MemoryBroker(Broker):
             del self._created[old]
             self._metas.pop(old, None)
             self._logs.pop(old, None)
-            self._counts.pop(old, None)
-            self._over.discard(old)
+            self._states.pop(old, None)
         self._created[race_id] = now
-        self._metas[race_id] = dict(meta)
+        self._metas[race_id] = dataclasses.replace(meta)  # a copy: the caller's may change
 
-    async def race_meta(self, race_id: str) -> dict[str, Any] | None:
+    async def race_meta(self, race_id: str) -> RaceMeta | None:
         meta = self._metas.get(race_id)
-        return None if meta is None else dict(meta)
+        return None if meta is None else dataclasses.replace(meta)
 
     async def append(self, race_id: str, event: str, condition: Condition) -> int:
-        log = self._logs[race_id]
-        counts = self._counts.setdefault(race_id, {})
-        if condition.log_length is not None and len(log) != condition.log_length:
+        state = self._states.get(race_id)
+        if state is None:
+            state = self._states[race_id] = LogState()
+        seq = state.append(condition)
+        if not seq:
             raise AppendRefused(f"race {race_id}: the log has moved on")
-        player = condition.player_id
-        if player is not None:
-            if race_id in self._over or counts.get(player, 0) != condition.player_events:
-                raise AppendRefused(f"race {race_id}: {player}'s events have moved on")
-            counts[player] = condition.player_events + 1
-        if condition.ends_race:
-            self._over.add(race_id)
-        seq = len(log) + 1
         text = with_seq(seq, event)
-        log.append(text)
+        self._logs[race_id].append(text)
         await self.publish(race_channel(race_id), text)
         return seq
 
     async def read(self, race_id: str, after: int) -> list[str]:
         return self._logs.get(race_id, [])[after:]
-
-    def key_value(self) -> KeyValue:
-        return self._key_value
-
-    def daily_store(self, retention_days: int) -> DailyStore:
-        return MemoryDailyStore(self, self.daily_data, retention_days)
 
     async def subscribe(self, channel: str, listener: Listener) -> None:
         self._listeners[channel].add(listener)

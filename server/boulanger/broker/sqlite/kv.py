@@ -1,6 +1,6 @@
-"""The accounts' key-value shell in the SQLite broker's file (see :mod:`.accounts`).
+"""The SQLite store's key-value part (accounts' keys, :mod:`..accounts`), in the log's file.
 
-Tables (the broker creates them with its own)::
+Tables (the log creates them with its own)::
 
     kv        key -> value, and when it expires (ms; NULL: never)
     kv_list   (key, n) -> value: lists, newest with the highest n
@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from .accounts import KeyValue
-
-if TYPE_CHECKING:
-    from .sqlite import SqliteBroker
+from ..contracts import KeyValue
+from .log import SqliteBroker
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS kv (
@@ -59,6 +56,7 @@ class SqliteKeyValue(KeyValue):
 
     def __init__(self, broker: SqliteBroker) -> None:
         self.broker = broker
+        broker.add_schema(SCHEMA)
         broker.add_maintenance(self._age)
 
     def _expires(self, ttl_s: float | None) -> int | None:
