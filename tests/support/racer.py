@@ -104,24 +104,6 @@ class Racer:
                 if reply["type"] == until:
                     return received
 
-    async def barrier(self, timeout: float = 10.0) -> list[dict[str, Any]]:
-        """Every message not yet read, up to the answer to a ``ping`` sent now, that one last.
-
-        The server reads a connection's messages in order and answers each
-        after whatever it had sent that connection before: what it sent
-        before it read the ping is among these. An absence checked on them
-        is proven, not waited for.
-        """
-        marker = next(self._ids)
-        await self.send(type="ping", t=marker)
-        received = []
-        async with asyncio.timeout(timeout):
-            while True:
-                message = await self._next()
-                received.append(message)
-                if message["type"] == "pong" and message.get("t") == marker:
-                    return received
-
     async def join(self, name: str | None = None, **extra: Any) -> dict[str, Any]:
         await self.send(type="join", role="player", name=name, **extra)
         welcome = await self.expect("welcome", "error")
