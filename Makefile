@@ -17,8 +17,11 @@ run: $(BIN)/.installed
 system-deps:
 	bash .ci/system-deps
 
+# Test files are shared out to $(TEST_WORKERS) processes (pytest-xdist), each
+# file's tests in one of them (the module's browser and servers started once).
+TEST_WORKERS ?= 2
 test: system-deps $(BIN)/.installed
-	$(BIN)/pytest $(ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile $(ARGS)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -9,9 +9,12 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .engine import EngineError, Game, GameCode, RecordError
+
+if TYPE_CHECKING:
+    from .web.settings import Settings
 
 EXIT_USAGE = 2
 
@@ -161,6 +164,27 @@ def _cmd_backup(args: argparse.Namespace) -> int:
     return 0
 
 
+def forwarded_allow_ips() -> str:
+    """Whose X-Forwarded-For is trusted unless ``--forwarded-allow-ips`` says otherwise."""
+    return os.environ.get("BOULANGER_FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+
+def uvicorn_options(
+    settings: Settings, log_level: str = "info", allow_ips: str | None = None
+) -> dict[str, Any]:
+    """How ``serve`` has uvicorn run the app, the socket aside (the tests serve it so too)."""
+    return {
+        "ws": "auto",
+        "ws_max_size": settings.max_frame_bytes,
+        # Messages are small and many: compressing each one per connection
+        # costs far more CPU than the bandwidth it saves.
+        "ws_per_message_deflate": False,
+        "log_level": log_level,
+        "proxy_headers": True,
+        "forwarded_allow_ips": forwarded_allow_ips() if allow_ips is None else allow_ips,
+    }
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     import gc
     import logging
@@ -195,14 +219,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         fd=args.fd,
-        ws="auto",
-        ws_max_size=settings.max_frame_bytes,
-        # Messages are small and many: compressing each one per connection
-        # costs far more CPU than the bandwidth it saves.
-        ws_per_message_deflate=False,
-        log_level=args.log_level,
-        proxy_headers=True,
-        forwarded_allow_ips=args.forwarded_allow_ips,
+        **uvicorn_options(settings, args.log_level, args.forwarded_allow_ips),
     )
     # After uvicorn has set up its loggers: client-caused errors become one
     # rate-limited line instead of a traceback each (boulanger.web.logs).
@@ -268,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="info")
     serve.add_argument(
         "--forwarded-allow-ips",
-        default=os.environ.get("BOULANGER_FORWARDED_ALLOW_IPS", "127.0.0.1"),
+        default=forwarded_allow_ips(),
         help="addresses or networks of the proxies whose X-Forwarded-For is trusted, comma"
         " separated (default 127.0.0.1; also BOULANGER_FORWARDED_ALLOW_IPS); never '*':"
         " clients could then choose the address their limits count",

@@ -18,7 +18,7 @@ from boulanger.broker import (
     race_channel,
 )
 from boulanger.race.condition import LogState
-from support.listeners import Collector
+from support.listeners import Collector, barrier
 from support.servers import RedisProcess
 
 from .conftest import eventually, meta, parsed, subscribed, text
@@ -99,8 +99,10 @@ async def test_appends_are_published_in_order(broker: Broker) -> None:
     await eventually(lambda: len(listener.messages) == 50)
     assert [json.loads(m)["seq"] for m in listener.messages] == list(range(1, 51))
     await broker.unsubscribe(race_channel(race_id), listener)
+    witness = Collector()
+    await subscribed(broker, race_channel(race_id), witness)
     await broker.publish(race_channel(race_id), "after")
-    await asyncio.sleep(0.2)
+    await barrier(broker, race_channel(race_id), witness)  # "after" reached every listener
     assert "after" not in listener.messages
 
 

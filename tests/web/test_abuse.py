@@ -6,6 +6,7 @@ import asyncio
 import json
 import random
 import socket
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -14,15 +15,15 @@ from websockets.exceptions import ConnectionClosed
 
 from boulanger.race import protocol as p
 from boulanger.race.errors import ERROR_CODES
+from support.apps import AppServer
 from support.racer import Racer, create_race
 from support.screens import in_order
-from support.servers import ServerProcess
 
 CODE = "BK1-C4-AAAAAAB"
 
 
 async def _running_race(
-    server: ServerProcess, *names: str, open_boards: bool = False
+    server: AppServer, *names: str, open_boards: bool = False
 ) -> tuple[dict, list[Racer]]:
     created = await create_race(server.base, code=CODE, open_boards=open_boards)
     racers = []
@@ -35,21 +36,17 @@ async def _running_race(
 
 
 @pytest.fixture
-def fast_server():
-    server = ServerProcess(
-        "memory://",
-        env={
-            "BOULANGER_COUNTDOWN_MS": "100",
-            "BOULANGER_MESSAGES_PER_SECOND": "100000",
-            "BOULANGER_MESSAGE_BURST": "100000",
-        },
-    )
-    server.start()
-    yield server
-    server.stop()
+async def fast_server() -> AsyncIterator[AppServer]:
+    env = {
+        "BOULANGER_COUNTDOWN_MS": "100",
+        "BOULANGER_MESSAGES_PER_SECOND": "100000",
+        "BOULANGER_MESSAGE_BURST": "100000",
+    }
+    async with AppServer("memory://", env=env) as server:
+        yield server
 
 
-async def test_a_slow_client_is_dropped_and_delays_nobody(fast_server: ServerProcess) -> None:
+async def test_a_slow_client_is_dropped_and_delays_nobody(fast_server: AppServer) -> None:
     server = fast_server
     # Open boards: the spectator gets Ann's board after each of her actions.
     created, (ann, bo) = await _running_race(server, "Ann", "Bo", open_boards=True)
@@ -156,7 +153,7 @@ def _fuzz_frames(rng: random.Random, count: int) -> list[str]:
 
 
 async def test_fuzz_gets_typed_answers_and_a_normal_race_goes_on(
-    memory_server: ServerProcess,
+    memory_server: AppServer,
 ) -> None:
     server = memory_server
     created, (ann, bo) = await _running_race(server, "Ann", "Bo")

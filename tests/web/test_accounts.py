@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +20,7 @@ import pytest
 
 from boulanger.race import daily as d
 from boulanger.solver import solve
+from support.apps import AppServer
 from support.authenticator import SoftPasskey
 from support.days import clear_of_midnight
 from support.racer import Racer, create_race
@@ -50,20 +52,16 @@ def module_redis() -> Iterator[RedisProcess]:
     proc.cleanup()
 
 
-@pytest.fixture(scope="module", params=["memory", "sqlite", "redis"])
-def site(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerProcess]:
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+async def site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AppServer]:
     if request.param == "redis":
         url = request.getfixturevalue("module_redis").url
     elif request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('accounts') / 'boulanger.db'}"
+        url = f"sqlite:///{tmp_path / 'boulanger.db'}"
     else:
         url = "memory://"
-    proc = ServerProcess(url, env=ENV)
-    proc.start()
-    yield proc
-    proc.stop()
+    async with AppServer(url, env=ENV) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +75,7 @@ def _name() -> str:
     return "p" + secrets.token_hex(4)
 
 
-def _client(server: ServerProcess, origin: bool = True) -> httpx.AsyncClient:
+def _client(server: AppServer | ServerProcess, origin: bool = True) -> httpx.AsyncClient:
     headers = {"origin": server.base} if origin else {}
     return httpx.AsyncClient(base_url=server.base, headers=headers)
 
@@ -87,14 +85,14 @@ async def _sign_up(http: httpx.AsyncClient, name: str, password: str = "correct 
     assert answer.status_code == 201, answer.text
 
 
-def _ws_headers(server: ServerProcess, http: httpx.AsyncClient) -> dict[str, str]:
+def _ws_headers(server: AppServer, http: httpx.AsyncClient) -> dict[str, str]:
     return {"origin": server.base, "cookie": f"bk_session={http.cookies['bk_session']}"}
 
 
 # -- sign up, sign in, cookie, Origin ------------------------------------------------
 
 
-async def test_password_account_and_its_session_cookie(site: ServerProcess) -> None:
+async def test_password_account_and_its_session_cookie(site: AppServer) -> None:
     name = _name()
     async with _client(site) as http:
         answer = await http.post("/api/accounts", json={"name": name, "password": "hunter2hunter2"})
@@ -118,28 +116,24 @@ async def test_password_account_and_its_session_cookie(site: ServerProcess) -> N
 
 
 async def test_the_cookie_is_secure_when_the_setting_is_on() -> None:
-    proc = ServerProcess("memory://", env={**ENV, "BOULANGER_COOKIE_SECURE": "1"})
-    proc.start()
-    try:
-        async with _client(proc) as http:
-            answer = await http.post("/api/accounts", json={"name": _name(), "password": "p" * 8})
-            assert answer.status_code == 201, answer.text
-            cookie = [part.strip() for part in answer.headers["set-cookie"].lower().split(";")]
-            assert "secure" in cookie and "httponly" in cookie and "samesite=lax" in cookie
-            # Signing out clears the cookie with the same attributes.
-            http.cookies.set("bk_session", answer.cookies["bk_session"])
-            out = await http.delete("/api/session")
-            assert "secure" in [p.strip() for p in out.headers["set-cookie"].lower().split(";")]
-    finally:
-        proc.stop()
+    env = {**ENV, "BOULANGER_COOKIE_SECURE": "1"}
+    async with AppServer("memory://", env=env) as proc, _client(proc) as http:
+        answer = await http.post("/api/accounts", json={"name": _name(), "password": "p" * 8})
+        assert answer.status_code == 201, answer.text
+        cookie = [part.strip() for part in answer.headers["set-cookie"].lower().split(";")]
+        assert "secure" in cookie and "httponly" in cookie and "samesite=lax" in cookie
+        # Signing out clears the cookie with the same attributes.
+        http.cookies.set("bk_session", answer.cookies["bk_session"])
+        out = await http.delete("/api/session")
+        assert "secure" in [p.strip() for p in out.headers["set-cookie"].lower().split(";")]
 
 
 async def test_sessions_are_stored_hashed(module_redis: RedisProcess) -> None:
     """The store holds no cookie value in clear, and a stolen row signs no one in."""
     import redis.asyncio as aioredis
 
-    proc = ServerProcess(module_redis.url, env=ENV)
-    proc.start()
+    proc = AppServer(module_redis.url, env=ENV)
+    await proc.start()
     raw = aioredis.from_url(module_redis.url, decode_responses=True)
     try:
         name = _name()
@@ -159,10 +153,10 @@ async def test_sessions_are_stored_hashed(module_redis: RedisProcess) -> None:
         assert (await _me(proc, cookie) or {}).get("name") == name
     finally:
         await raw.aclose()
-        proc.stop()
+        await proc.stop()
 
 
-async def test_names_and_passwords_follow_the_policy(site: ServerProcess) -> None:
+async def test_names_and_passwords_follow_the_policy(site: AppServer) -> None:
     name = _name()
     async with _client(site) as http:
         await _sign_up(http, name)
@@ -179,7 +173,7 @@ async def test_names_and_passwords_follow_the_policy(site: ServerProcess) -> Non
             assert answer.json()["error"]["code"] == code, (bad, answer.text)
 
 
-async def test_state_changing_requests_need_this_sites_origin(site: ServerProcess) -> None:
+async def test_state_changing_requests_need_this_sites_origin(site: AppServer) -> None:
     name = _name()
     async with _client(site) as http:
         await _sign_up(http, name)
@@ -203,7 +197,7 @@ async def test_state_changing_requests_need_this_sites_origin(site: ServerProces
         assert (await http.get("/api/me")).json()["account"]["name"] == name  # still there
 
 
-async def test_sign_in_answers_never_tell_whether_a_name_exists(site: ServerProcess) -> None:
+async def test_sign_in_answers_never_tell_whether_a_name_exists(site: AppServer) -> None:
     name, unknown = _name(), _name()
     async with _client(site) as http:
         await _sign_up(http, name)
@@ -226,9 +220,7 @@ async def test_sign_in_answers_never_tell_whether_a_name_exists(site: ServerProc
 
 async def test_sign_in_is_limited_per_address(tmp_path: Any) -> None:
     env = {**ENV, "BOULANGER_SIGNIN_FAILS_PER_ADDRESS": "4"}
-    proc = ServerProcess("memory://", env=env)
-    proc.start()
-    try:
+    async with AppServer("memory://", env=env) as proc:
         name = _name()
         async with _client(proc) as http:
             await _sign_up(http, name)
@@ -237,11 +229,9 @@ async def test_sign_in_is_limited_per_address(tmp_path: Any) -> None:
                 assert answer.status_code == 401
             late = await http.post("/api/session", json={"name": name, "password": "correct horse"})
             assert late.status_code == 429
-    finally:
-        proc.stop()
 
 
-async def test_change_password_and_delete_account(site: ServerProcess) -> None:
+async def test_change_password_and_delete_account(site: AppServer) -> None:
     name = _name()
     async with _client(site) as http:
         await _sign_up(http, name)
@@ -272,7 +262,7 @@ async def test_change_password_and_delete_account(site: ServerProcess) -> None:
 # -- passkeys --------------------------------------------------------------------------
 
 
-async def test_passkey_sign_up_sign_in_and_add_to_a_password_account(site: ServerProcess) -> None:
+async def test_passkey_sign_up_sign_in_and_add_to_a_password_account(site: AppServer) -> None:
     name = _name()
     passkey = SoftPasskey(site.base)
     async with _client(site) as http:
@@ -336,7 +326,7 @@ async def test_passkey_sign_up_sign_in_and_add_to_a_password_account(site: Serve
 
 
 async def test_signed_in_players_race_guests_and_are_rated(
-    site: ServerProcess, winning_actions: list[dict]
+    site: AppServer, winning_actions: list[dict]
 ) -> None:
     ann, bo = _name(), _name()
     async with _client(site) as h_ann, _client(site) as h_bo:
@@ -389,7 +379,7 @@ async def test_signed_in_players_race_guests_and_are_rated(
 
 
 async def test_signed_in_players_carry_a_mark_and_a_rating_guests_cannot_take_their_names(
-    site: ServerProcess,
+    site: AppServer,
 ) -> None:
     ann = _name()
     async with _client(site) as h_ann:
@@ -413,7 +403,7 @@ async def test_signed_in_players_carry_a_mark_and_a_rating_guests_cannot_take_th
             await racer.close()
 
 
-async def test_one_ranked_daily_per_account_guests_unranked(site: ServerProcess) -> None:
+async def test_one_ranked_daily_per_account_guests_unranked(site: AppServer) -> None:
     today = d.today(int(time.time() * 1000)).isoformat()
     guest_key = secrets.token_urlsafe(24)
     async with _client(site) as http:
@@ -457,7 +447,7 @@ async def test_one_ranked_daily_per_account_guests_unranked(site: ServerProcess)
     assert profile["races"][0]["daily"] == today and profile["races"][0]["ranked"] is True
 
 
-async def test_a_deleted_accounts_past_results_show_deleted_player(site: ServerProcess) -> None:
+async def test_a_deleted_accounts_past_results_show_deleted_player(site: AppServer) -> None:
     """Its race (read over HTTP and by a new spectator) and its daily entry."""
     today = d.today(int(time.time() * 1000)).isoformat()
     ann = _name()
@@ -546,7 +536,7 @@ async def test_accounts_and_sessions_survive_restarts_and_are_shared(
         proc.stop()
 
 
-async def _me(server: ServerProcess, cookie: str) -> dict[str, Any] | None:
+async def _me(server: AppServer | ServerProcess, cookie: str) -> dict[str, Any] | None:
     async with _client(server) as http:
         http.cookies.set("bk_session", cookie)
         try:
@@ -570,9 +560,7 @@ async def _eventually(check: Any, timeout: float = 10.0) -> Any:
 
 async def test_a_guest_key_is_claimed_once_with_its_daily() -> None:
     # A server that ranks guests too: the guest's ranked attempt becomes the account's.
-    proc = ServerProcess("memory://", env={**ENV, "BOULANGER_DAILY_GUESTS_RANKED": "1"})
-    proc.start()
-    try:
+    async with AppServer("memory://", env={**ENV, "BOULANGER_DAILY_GUESTS_RANKED": "1"}) as proc:
         today = d.today(int(time.time() * 1000)).isoformat()
         key = secrets.token_urlsafe(24)
         async with _client(proc) as http:
@@ -601,5 +589,3 @@ async def test_a_guest_key_is_claimed_once_with_its_daily() -> None:
             )
             me = (await http.get(f"/api/daily/{today}/me")).json()
             assert me["signed_in"] and me["attempt"] is None
-    finally:
-        proc.stop()

@@ -30,14 +30,18 @@ async def test_a_crash_between_name_and_account_does_not_hold_the_name() -> None
             raise Crash
 
         accounts.store.save = crash  # type: ignore[method-assign]
+        accounts.pending_s = 60  # still held when looked at, however slow the machine
         with pytest.raises(Crash):
             await accounts.create("Baker", password="long enough", key_hash=None)
         # Held while the sign-up may still finish...
         assert not await accounts.store.claim_name(a.account_key("Baker"), "someone", 60)
         await accounts.store.release_name(a.account_key("Baker"))
+        accounts.pending_s = 0.05
         with pytest.raises(Crash):
             await accounts.create("Baker", password="long enough", key_hash=None)
-        await asyncio.sleep(0.1)  # the reservation's own expiry, not a wait for a condition
+        async with asyncio.timeout(10):  # the reservation's own expiry
+            while await accounts.store.name_taken(a.account_key("Baker")):
+                await asyncio.sleep(0.01)
         # ...then free again, and a sign-up that completes keeps it for good.
         accounts.store.save = saved  # type: ignore[method-assign]
         account = await accounts.create("Baker", password="long enough", key_hash=None)

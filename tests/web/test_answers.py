@@ -9,15 +9,15 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from support.apps import AppServer
 from support.racer import EVENT_TYPES, Racer, create_race
 from support.screens import barrier
-from support.servers import ServerProcess
 
 CODE = "BK1-C4-AAAAAAB"  # deal 1: 6S tops column 1, col1>cell1 is legal, col1>col2 is not
 
 
 async def _race(
-    server: ServerProcess, *names: str, open_boards: bool = False
+    server: AppServer, *names: str, open_boards: bool = False
 ) -> tuple[dict, list[Racer]]:
     """A race on CODE; with ``open_boards``, spectators watch boards of players still playing."""
     created = await create_race(server.base, code=CODE, open_boards=open_boards)
@@ -35,7 +35,7 @@ def _events(messages: list[dict]) -> list[int]:
     return [m["seq"] for m in messages if m["type"] in EVENT_TYPES]
 
 
-async def test_every_direct_answer_echoes_the_ref(server: ServerProcess) -> None:
+async def test_every_direct_answer_echoes_the_ref(server: AppServer) -> None:
     created, (ann, bo) = await _race(server, "Ann", "Bo", open_boards=True)
     cy = await Racer(server.ws_base, created["race_id"]).connect()
     [welcome] = await cy.answer("welcome", type="join", role="spectator", ref="w")
@@ -77,7 +77,7 @@ async def test_every_direct_answer_echoes_the_ref(server: ServerProcess) -> None
 
 @pytest.mark.parametrize("open_boards", [False, True])
 async def test_a_player_may_watch_only_as_the_document_says(
-    server: ServerProcess, open_boards: bool
+    server: AppServer, open_boards: bool
 ) -> None:
     _, (ann, bo) = await _race(server, "Ann", "Bo", open_boards=open_boards)
     await ann.start()
@@ -102,7 +102,7 @@ async def test_a_player_may_watch_only_as_the_document_says(
         await racer.close()
 
 
-async def test_a_resign_shows_in_the_game_and_reaches_the_watchers(server: ServerProcess) -> None:
+async def test_a_resign_shows_in_the_game_and_reaches_the_watchers(server: AppServer) -> None:
     created, (ann, bo) = await _race(server, "Ann", "Bo", open_boards=True)
     cy = await Racer(server.ws_base, created["race_id"]).connect()
     await cy.spectate()
@@ -129,7 +129,7 @@ async def test_a_resign_shows_in_the_game_and_reaches_the_watchers(server: Serve
         await racer.close()
 
 
-async def test_resync_answers_end_with_resync_done(server: ServerProcess) -> None:
+async def test_resync_answers_end_with_resync_done(server: AppServer) -> None:
     created, (ann, bo) = await _race(server, "Ann", "Bo")
     await ann.start()
     for _ in range(3):
@@ -191,7 +191,7 @@ async def test_resync_answers_end_with_resync_done(server: ServerProcess) -> Non
         await racer.close()
 
 
-async def test_healthz_counts_the_races_this_process_holds(server: ServerProcess) -> None:
+async def test_healthz_counts_the_races_this_process_holds(server: AppServer) -> None:
     async with httpx.AsyncClient(base_url=server.base) as http:
         before = (await http.get("/healthz")).json()
         _, (ann,) = await _race(server, "Ann")

@@ -10,17 +10,17 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from support.apps import AppServer
 from support.racer import Racer, create_race
-from support.servers import ServerProcess
 
 CODE = "BK1-C4-AAAAAAB"
 
 
-async def _racer(server: ServerProcess, race_id: str) -> Racer:
+async def _racer(server: AppServer, race_id: str) -> Racer:
     return await Racer(server.ws_base, race_id).connect()
 
 
-async def test_unknown_race_is_closed_with_4404(server: ServerProcess) -> None:
+async def test_unknown_race_is_closed_with_4404(server: AppServer) -> None:
     async with connect(f"{server.ws_base}/ws/races/no-such-race") as ws:
         with pytest.raises(ConnectionClosed) as closed:
             await ws.recv()
@@ -28,7 +28,7 @@ async def test_unknown_race_is_closed_with_4404(server: ServerProcess) -> None:
 
 
 async def test_malformed_messages_get_typed_errors_and_the_connection_survives(
-    server: ServerProcess,
+    server: AppServer,
 ) -> None:
     created = await create_race(server.base, code=CODE)
     racer = await _racer(server, created["race_id"])
@@ -51,7 +51,7 @@ async def test_malformed_messages_get_typed_errors_and_the_connection_survives(
     await racer.close()
 
 
-async def test_spectators_cannot_act(server: ServerProcess) -> None:
+async def test_spectators_cannot_act(server: AppServer) -> None:
     created = await create_race(server.base, code=CODE)
     watcher = await _racer(server, created["race_id"])
     await watcher.spectate()
@@ -61,7 +61,7 @@ async def test_spectators_cannot_act(server: ServerProcess) -> None:
     await watcher.close()
 
 
-async def test_binary_frame_closes_with_1003(server: ServerProcess) -> None:
+async def test_binary_frame_closes_with_1003(server: AppServer) -> None:
     created = await create_race(server.base, code=CODE)
     racer = await _racer(server, created["race_id"])
     await racer.send_raw(b"\x00\x01binary")
@@ -70,7 +70,7 @@ async def test_binary_frame_closes_with_1003(server: ServerProcess) -> None:
     assert racer.close_code == 1003
 
 
-async def test_oversized_frame_closes_with_1009(server: ServerProcess) -> None:
+async def test_oversized_frame_closes_with_1009(server: AppServer) -> None:
     created = await create_race(server.base, code=CODE)
     racer = await _racer(server, created["race_id"])
     await racer.send_raw(json.dumps({"type": "join", "name": "x" * 20000}))
@@ -80,9 +80,7 @@ async def test_oversized_frame_closes_with_1009(server: ServerProcess) -> None:
 
 
 async def test_flood_closes_with_1008() -> None:
-    server = ServerProcess("memory://")  # the production message budget
-    server.start()
-    try:
+    async with AppServer("memory://") as server:  # the production message budget
         created = await create_race(server.base, code=CODE)
         flooder = await _racer(server, created["race_id"])
         bystander = await _racer(server, created["race_id"])
@@ -99,11 +97,9 @@ async def test_flood_closes_with_1008() -> None:
         await bystander.send(type="ping", t=1)
         assert (await bystander.expect("pong"))["t"] == 1
         await bystander.close()
-    finally:
-        server.stop()
 
 
-async def test_bad_race_creation_requests(server: ServerProcess) -> None:
+async def test_bad_race_creation_requests(server: AppServer) -> None:
     async with httpx.AsyncClient(base_url=server.base) as http:
         for body, code in [
             ({"cells": 3}, "bad_message"),
@@ -124,39 +120,31 @@ async def test_bad_race_creation_requests(server: ServerProcess) -> None:
 
 async def test_unwinnable_code_is_reported() -> None:
     # Deal 1 with one cell: fc-solve proves it has no win.
-    server = ServerProcess("memory://")
-    server.start()
-    try:
-        async with httpx.AsyncClient(base_url=server.base, timeout=30) as http:
-            answer = await http.post("/api/races", json={"code": "BK1-C1-AAAAAAB"})
-            assert answer.status_code == 201
-            assert answer.json()["winnable"] in (False, None)
-            answer = await http.post("/api/races", json={"cells": 4})
-            assert answer.json()["winnable"] is True and answer.json()["par"] > 0
-    finally:
-        server.stop()
+    async with (
+        AppServer("memory://") as server,
+        httpx.AsyncClient(base_url=server.base, timeout=30) as http,
+    ):
+        answer = await http.post("/api/races", json={"code": "BK1-C1-AAAAAAB"})
+        assert answer.status_code == 201
+        assert answer.json()["winnable"] in (False, None)
+        answer = await http.post("/api/races", json={"cells": 4})
+        assert answer.json()["winnable"] is True and answer.json()["par"] > 0
 
 
 async def test_race_creation_is_rate_limited() -> None:
-    server = ServerProcess("memory://")
-    server.start()
-    try:
+    async with AppServer("memory://") as server:
         async with httpx.AsyncClient(base_url=server.base) as http:
             codes = [
                 (await http.post("/api/races", json={"code": CODE})).status_code for _ in range(25)
             ]
         assert codes.count(201) == 20 and codes[-1] == 429
-    finally:
-        server.stop()
 
 
 async def test_heartbeat_drops_silent_clients() -> None:
-    server = ServerProcess(
+    async with AppServer(
         "memory://",
         env={"BOULANGER_PING_INTERVAL_S": "0.2", "BOULANGER_IDLE_TIMEOUT_S": "0.6"},
-    )
-    server.start()
-    try:
+    ) as server:
         created = await create_race(server.base, code=CODE)
         # A raw client that never answers pings.
         async with connect(f"{server.ws_base}/ws/races/{created['race_id']}") as ws:
@@ -166,14 +154,10 @@ async def test_heartbeat_drops_silent_clients() -> None:
                     while True:
                         await ws.recv()
             assert closed.value.rcvd.code == 4408
-    finally:
-        server.stop()
 
 
 async def test_connections_per_address_are_limited() -> None:
-    server = ServerProcess("memory://", env={"BOULANGER_MAX_CONNECTIONS_PER_ADDRESS": "3"})
-    server.start()
-    try:
+    async with AppServer("memory://", env={"BOULANGER_MAX_CONNECTIONS_PER_ADDRESS": "3"}) as server:
         created = await create_race(server.base, code=CODE)
         url = f"{server.ws_base}/ws/races/{created['race_id']}"
         held = [await connect(url) for _ in range(3)]
@@ -194,5 +178,3 @@ async def test_connections_per_address_are_limited() -> None:
                     await asyncio.sleep(0.05)
         for ws in held:
             await ws.close()
-    finally:
-        server.stop()

@@ -1,17 +1,18 @@
-"""Two server processes on a real Redis Cluster: races on every shard, and a failover.
+"""Two servers on a real Redis Cluster: races on every shard, and a failover.
 
 The cluster has 3 primaries and 3 replicas (tests/support/servers.py). A
 race lives on the shard that owns its slot; the processes append there and
 hear its events through sharded pub/sub. Then a primary is killed mid-race:
 its replica takes over, and every player keeps playing after reconnecting.
-With the replica wait on, no acknowledged action is lost.
+With the replica wait on, no acknowledged action is lost. (Two apps in the
+test's loop for the first, two real processes for the failover.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from boulanger.broker import race_channel
 from boulanger.broker.redis.cluster import RedisClusterBroker
 from boulanger.broker.redis.slots import key_slot
 from boulanger.solver import solve
+from support.apps import AppServer
 from support.games import game_after
 from support.racer import Racer, create_race
 from support.screens import in_order
@@ -52,8 +54,10 @@ def two_servers(url: str, **env: str) -> Iterator[tuple[ServerProcess, ServerPro
 
 
 @pytest.fixture
-def on_cluster(redis_cluster: RedisCluster) -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    yield from two_servers(redis_cluster.url)
+async def on_cluster(redis_cluster: RedisCluster) -> AsyncIterator[tuple[AppServer, AppServer]]:
+    """Two apps on the session's cluster, served in the test's loop."""
+    async with AppServer(redis_cluster.url, ENV) as a, AppServer(redis_cluster.url, ENV) as b:
+        yield a, b
 
 
 async def races_on_every_shard(cluster: RedisCluster, base: str) -> list[dict[str, Any]]:
@@ -81,7 +85,7 @@ async def act(racer: Racer, kind: str, **fields: Any) -> dict[str, Any]:
 
 async def test_races_on_every_shard_with_two_processes(
     redis_cluster: RedisCluster,
-    on_cluster: tuple[ServerProcess, ServerProcess],
+    on_cluster: tuple[AppServer, AppServer],
     winning_actions: list[dict[str, Any]],
 ) -> None:
     a, b = on_cluster

@@ -13,7 +13,7 @@ import secrets
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -28,9 +28,9 @@ from boulanger.race.review import LINE_REASON
 from boulanger.solver import solve
 from boulanger.web.connection import TokenBucket
 from boulanger.web.settings import Settings
+from support.apps import AppServer
 from support.racer import Racer, create_race
 from support.screens import barrier
-from support.servers import ServerProcess
 
 CODE = "BK1-C4-AAAAAAB"  # deal 1
 SHORT = "BK1-C4-AAAAE4D"  # deal 4995: par 68, and never a daily deal (not in the pool)
@@ -45,7 +45,7 @@ async def _get(base: str, path: str, **kwargs: Any) -> httpx.Response:
         return await http.get(path, **kwargs)
 
 
-async def _racers(server: ServerProcess, created: dict, *names: str) -> list[Racer]:
+async def _racers(server: AppServer, created: dict, *names: str) -> list[Racer]:
     racers = []
     for i, name in enumerate(names):
         racer = await Racer(server.ws_base, created["race_id"]).connect()
@@ -56,7 +56,7 @@ async def _racers(server: ServerProcess, created: dict, *names: str) -> list[Rac
     return racers
 
 
-async def _spectator(server: ServerProcess, race_id: str) -> Racer:
+async def _spectator(server: AppServer, race_id: str) -> Racer:
     spectator = await Racer(server.ws_base, race_id).connect()
     await spectator.spectate()
     return spectator
@@ -84,7 +84,7 @@ async def _close(*racers: Racer) -> None:
 # -- the deal of a race ----------------------------------------------------------
 
 
-async def test_a_dealt_race_keeps_its_deal_secret_until_the_start(server: ServerProcess) -> None:
+async def test_a_dealt_race_keeps_its_deal_secret_until_the_start(server: AppServer) -> None:
     created = await create_race(server.base, cells=4)
     assert created["code"] is None and created["open_boards"] is False and created["par"]
     lobby = (await _get(server.base, f"/api/races/{created['race_id']}")).json()
@@ -111,7 +111,7 @@ async def test_a_dealt_race_keeps_its_deal_secret_until_the_start(server: Server
 
 
 async def test_a_race_on_a_chosen_code_shows_it_and_the_rematch_keeps_its_deal_secret(
-    server: ServerProcess,
+    server: AppServer,
 ) -> None:
     created = await create_race(server.base, code=CODE)
     assert created["code"] == CODE  # its players chose it
@@ -135,7 +135,7 @@ async def test_a_race_on_a_chosen_code_shows_it_and_the_rematch_keeps_its_deal_s
 # -- boards -----------------------------------------------------------------------
 
 
-async def test_boards_of_players_still_playing_reach_nobody_else(server: ServerProcess) -> None:
+async def test_boards_of_players_still_playing_reach_nobody_else(server: AppServer) -> None:
     created = await create_race(server.base, code=CODE)
     ann, bo, cy = await _racers(server, created, "Ann", "Bo", "Cy")
     spectator = await _spectator(server, created["race_id"])
@@ -167,7 +167,7 @@ async def test_boards_of_players_still_playing_reach_nobody_else(server: ServerP
     await _close(ann, bo, cy, spectator)
 
 
-async def test_open_boards_let_spectators_watch_live(server: ServerProcess) -> None:
+async def test_open_boards_let_spectators_watch_live(server: AppServer) -> None:
     created = await create_race(server.base, code=CODE, open_boards=True)
     assert created["open_boards"] is True
     ann, bo = await _racers(server, created, "Ann", "Bo")
@@ -183,7 +183,7 @@ async def test_open_boards_let_spectators_watch_live(server: ServerProcess) -> N
     await _close(ann, bo, spectator)
 
 
-async def test_open_boards_must_be_a_boolean(server: ServerProcess) -> None:
+async def test_open_boards_must_be_a_boolean(server: AppServer) -> None:
     async with httpx.AsyncClient(base_url=server.base) as http:
         answer = await http.post("/api/races", json={"cells": 4, "open_boards": "yes"})
     assert (answer.status_code, answer.json()["error"]["code"]) == (400, "bad_message")
@@ -192,7 +192,7 @@ async def test_open_boards_must_be_a_boolean(server: ServerProcess) -> None:
 # -- the daily deal ------------------------------------------------------------------
 
 
-async def test_todays_daily_deal_cannot_be_raced_at_any_cell_count(server: ServerProcess) -> None:
+async def test_todays_daily_deal_cannot_be_raced_at_any_cell_count(server: AppServer) -> None:
     deal = d.deal_number(_today())
     async with httpx.AsyncClient(base_url=server.base) as http:
         for cells in (4, 2, 1):
@@ -203,7 +203,7 @@ async def test_todays_daily_deal_cannot_be_raced_at_any_cell_count(server: Serve
                 assert answer.json()["error"]["code"] == "daily_deal"
 
 
-async def test_no_hints_on_todays_daily_deal(redis_server: ServerProcess) -> None:
+async def test_no_hints_on_todays_daily_deal(redis_server: AppServer) -> None:
     """A practice race on today's deal, created before it was the daily (written to the log)."""
     race_id, host_key = new_race_id(), "host-key-of-yesterday"
     meta = RaceMeta(
@@ -232,9 +232,7 @@ async def test_no_hints_on_todays_daily_deal(redis_server: ServerProcess) -> Non
 async def test_a_daily_secret_makes_the_schedule_unknowable() -> None:
     """The public schedule is in docs/protocol.md: a secret one is what keeps tomorrow unknown."""
     secret = "a secret of this server's"
-    proc = ServerProcess("memory://", env={"BOULANGER_DAILY_SECRET": secret})
-    proc.start()
-    try:
+    async with AppServer("memory://", env={"BOULANGER_DAILY_SECRET": secret}) as proc:
         first = (await _get(proc.base, f"/api/daily/{d.FIRST_DAY}")).json()
         assert first["code"] == str(d.game_code(d.FIRST_DAY, secret))
         assert first["code"] != str(d.game_code(d.FIRST_DAY))
@@ -247,8 +245,6 @@ async def test_a_daily_secret_makes_the_schedule_unknowable() -> None:
                 assert (
                     await http.post("/api/races", json={"code": str(public)})
                 ).status_code == 201
-    finally:
-        proc.stop()
 
 
 async def _attempt(base: str, key: str, name: str) -> dict[str, Any]:
@@ -261,7 +257,7 @@ async def _attempt(base: str, key: str, name: str) -> dict[str, Any]:
 
 
 async def test_a_bot_on_todays_daily_learns_the_deal_at_its_start_and_is_held(
-    server: ServerProcess,
+    server: AppServer,
 ) -> None:
     """The bot of the issue: it solves the deal at race_starting and plays at full speed."""
     key, name = secrets.token_urlsafe(24), f"Bot{secrets.randbelow(10**6)}"
@@ -318,13 +314,11 @@ async def test_a_bot_on_todays_daily_learns_the_deal_at_its_start_and_is_held(
 # -- review: a solver's line at machine speed is held, a human pace is not ------------
 
 
-@pytest.fixture(scope="module")
-def budget_server() -> Iterator[ServerProcess]:
+@pytest.fixture
+async def budget_server() -> AsyncIterator[AppServer]:
     """The default message budget (a burst of 40, 5 a second) and the default review."""
-    proc = ServerProcess("memory://", env={"BOULANGER_COUNTDOWN_MS": "300"})
-    proc.start()
-    yield proc
-    proc.stop()
+    async with AppServer("memory://", env={"BOULANGER_COUNTDOWN_MS": "300"}) as server:
+        yield server
 
 
 class Budget:
@@ -357,7 +351,7 @@ async def _play(
 
 
 async def test_a_solver_line_at_the_budget_is_held_and_the_same_line_at_human_pace_is_not(
-    budget_server: ServerProcess,
+    budget_server: AppServer,
 ) -> None:
     line = solve(SHORT, budget=30).actions
     created = await create_race(budget_server.base, code=SHORT)

@@ -16,6 +16,7 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -26,8 +27,8 @@ from websockets.exceptions import ConnectionClosed
 from boulanger.race import daily as d
 from boulanger.race import protocol as p
 from boulanger.race.errors import ERROR_CODES
+from support.apps import AppServer
 from support.racer import Racer, create_race
-from support.servers import ServerProcess
 
 SEED = 20261201
 CODE = "BK1-C4-AAAAAAB"
@@ -168,24 +169,20 @@ def crafted_requests(rng: random.Random, count: int, race_id: str) -> list[dict[
 
 
 @pytest.fixture
-def fuzz_server():
-    server = ServerProcess(
-        "memory://",
-        env={
-            "BOULANGER_COUNTDOWN_MS": "100",
-            # Each fuzzing connection may send all it has at once: what is
-            # tested is what the server answers, not the budget's close.
-            "BOULANGER_MESSAGES_PER_SECOND": "100000",
-            "BOULANGER_MESSAGE_BURST": "100000",
-            "BOULANGER_RESYNC_BURST": "1000000",
-        },
-    )
-    server.start()
-    yield server
-    server.stop()
+async def fuzz_server() -> AsyncIterator[AppServer]:
+    env = {
+        "BOULANGER_COUNTDOWN_MS": "100",
+        # Each fuzzing connection may send all it has at once: what is
+        # tested is what the server answers, not the budget's close.
+        "BOULANGER_MESSAGES_PER_SECOND": "100000",
+        "BOULANGER_MESSAGE_BURST": "100000",
+        "BOULANGER_RESYNC_BURST": "1000000",
+    }
+    async with AppServer("memory://", env=env) as server:
+        yield server
 
 
-async def test_seeded_fuzz_of_frames_and_requests(fuzz_server: ServerProcess) -> None:
+async def test_seeded_fuzz_of_frames_and_requests(fuzz_server: AppServer) -> None:
     server = fuzz_server
     rng = random.Random(SEED)
     created = await create_race(server.base, code=CODE)

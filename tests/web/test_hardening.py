@@ -8,6 +8,7 @@ import asyncio
 import json
 import socket
 import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -17,6 +18,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from boulanger.race import daily as d
+from support.apps import AppServer
 from support.racer import Racer, create_race
 from support.servers import REPO, RedisProcess, ServerProcess
 
@@ -30,7 +32,14 @@ FAST = {
 
 
 @pytest.fixture
-def fast_server():
+async def fast_server() -> AsyncIterator[AppServer]:
+    async with AppServer("memory://", env=FAST) as server:
+        yield server
+
+
+@pytest.fixture
+def fast_process() -> Iterator[ServerProcess]:
+    """A real process: for what is measured on it (its memory) or read in its log."""
     server = ServerProcess("memory://", env=FAST)
     server.start()
     yield server
@@ -44,7 +53,7 @@ def _rss_kb(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
-async def _finished_race(server: ServerProcess, host_key: str, race_id: str) -> Racer:
+async def _finished_race(server: AppServer, host_key: str, race_id: str) -> Racer:
     """Join ``race_id`` as its host, start it and resign: the race is over."""
     host = await Racer(server.ws_base, race_id).connect()
     assert (await host.join("Host", host_key=host_key))["type"] == "welcome"
@@ -60,31 +69,30 @@ async def _finished_race(server: ServerProcess, host_key: str, race_id: str) -> 
 async def test_ipv6_addresses_are_counted_per_64() -> None:
     # Three addresses of one /64, given by the trusted proxy (127.0.0.1) in
     # X-Forwarded-For: uvicorn's ProxyHeadersMiddleware as `boulanger serve` runs it.
-    server = ServerProcess("memory://", env={"BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "4"})
-    server.start()
-    try:
-        async with httpx.AsyncClient(base_url=server.base) as http:
-            codes = []
-            for host in ["2001:db8:5:6::1", "2001:db8:5:6::2", "2001:db8:5:6:ffff::3"] * 3:
-                headers = {"X-Forwarded-For": host}
-                answer = await http.post("/api/races", json={"code": CODE}, headers=headers)
-                codes.append(answer.status_code)
-            assert codes.count(201) == 4, codes
-            # Another /64 has its own quota.
-            answer = await http.post(
-                "/api/races", json={"code": CODE}, headers={"X-Forwarded-For": "2001:db8:5:7::1"}
-            )
-            assert answer.status_code == 201
-    finally:
-        server.stop()
+    env = {"BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "4"}
+    async with (
+        AppServer("memory://", env=env) as server,
+        httpx.AsyncClient(base_url=server.base) as http,
+    ):
+        codes = []
+        for host in ["2001:db8:5:6::1", "2001:db8:5:6::2", "2001:db8:5:6:ffff::3"] * 3:
+            headers = {"X-Forwarded-For": host}
+            answer = await http.post("/api/races", json={"code": CODE}, headers=headers)
+            codes.append(answer.status_code)
+        assert codes.count(201) == 4, codes
+        # Another /64 has its own quota.
+        answer = await http.post(
+            "/api/races", json={"code": CODE}, headers={"X-Forwarded-For": "2001:db8:5:7::1"}
+        )
+        assert answer.status_code == 201
 
 
 async def test_a_forged_header_from_an_untrusted_address_is_ignored() -> None:
     # Only the proxy's address is trusted: a client connecting from
     # 127.0.0.2 that writes X-Forwarded-For itself is counted as 127.0.0.2.
-    server = ServerProcess("memory://", env={"BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "5"})
-    server.start()
-    try:
+    async with AppServer(
+        "memory://", env={"BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "5"}
+    ) as server:
         transport = httpx.AsyncHTTPTransport(local_address="127.0.0.2")
         async with httpx.AsyncClient(base_url=server.base, transport=transport) as http:
             codes = []
@@ -93,8 +101,6 @@ async def test_a_forged_header_from_an_untrusted_address_is_ignored() -> None:
                 answer = await http.post("/api/races", json={"code": CODE}, headers=forged)
                 codes.append(answer.status_code)
         assert codes.count(201) == 5 and codes[-1] == 429, codes
-    finally:
-        server.stop()
 
 
 def test_the_shipped_deployment_trusts_only_its_proxy() -> None:
@@ -213,9 +219,9 @@ async def test_a_crashed_replica_leaves_no_connection_counted(own_redis: RedisPr
 
 
 async def test_one_rematch_per_race_counted_against_the_creation_limit() -> None:
-    server = ServerProcess("memory://", env={**FAST, "BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "2"})
-    server.start()
-    try:
+    async with AppServer(
+        "memory://", env={**FAST, "BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "2"}
+    ) as server:
         created = await create_race(server.base, code=CODE)  # race 1 of 2
         host = await _finished_race(server, created["host_key"], created["race_id"])
         for _ in range(10):
@@ -233,14 +239,12 @@ async def test_one_rematch_per_race_counted_against_the_creation_limit() -> None
         assert (await second.expect("error"))["code"] == "too_many_races"
         for racer in (host, second):
             await racer.close()
-    finally:
-        server.stop()
 
 
 # -- 3. crafted input ------------------------------------------------------------------
 
 
-async def test_strings_that_cannot_be_encoded_are_refused(fast_server: ServerProcess) -> None:
+async def test_strings_that_cannot_be_encoded_are_refused(fast_server: AppServer) -> None:
     server = fast_server
     created = await create_race(server.base, code=CODE)
     racer = await Racer(server.ws_base, created["race_id"]).connect()
@@ -270,7 +274,7 @@ async def test_strings_that_cannot_be_encoded_are_refused(fast_server: ServerPro
     assert "Traceback" not in server.output()
 
 
-async def test_deep_nesting_and_long_numbers_are_bad_requests(fast_server: ServerProcess) -> None:
+async def test_deep_nesting_and_long_numbers_are_bad_requests(fast_server: AppServer) -> None:
     server = fast_server
     async with httpx.AsyncClient(base_url=server.base) as http:
         answer = await http.post("/api/races", content=b"[" * 3000, headers=JSON)
@@ -297,9 +301,9 @@ async def test_deep_nesting_and_long_numbers_are_bad_requests(fast_server: Serve
 
 
 async def test_invalid_utf8_frames_log_one_line_each_within_a_limit(
-    fast_server: ServerProcess,
+    fast_process: ServerProcess,
 ) -> None:
-    server = fast_server
+    server = fast_process
     created = await create_race(server.base, code=CODE)
     for _ in range(30):
         async with connect(f"{server.ws_base}/ws/races/{created['race_id']}") as ws:
@@ -348,8 +352,8 @@ def _raw_request(port: int, head: bytes, body_chunks: int = 0, chunk: bytes = b"
         return answer
 
 
-async def test_huge_bodies_are_refused_before_they_are_read(fast_server: ServerProcess) -> None:
-    server = fast_server
+async def test_huge_bodies_are_refused_before_they_are_read(fast_process: ServerProcess) -> None:
+    server = fast_process
     assert server.proc is not None
     before = _rss_kb(server.proc.pid)
     # 96 MB announced: 413 on the head alone.
@@ -373,7 +377,7 @@ async def test_huge_bodies_are_refused_before_they_are_read(fast_server: ServerP
         assert (await http.get("/healthz")).status_code == 200
 
 
-async def test_json_bodies_need_the_json_content_type(fast_server: ServerProcess) -> None:
+async def test_json_bodies_need_the_json_content_type(fast_server: AppServer) -> None:
     async with httpx.AsyncClient(base_url=fast_server.base) as http:
         today = d.today(int(time.time() * 1000)).isoformat()
         for path in ["/api/races", f"/api/daily/{today}/attempts"]:
@@ -394,7 +398,7 @@ async def test_json_bodies_need_the_json_content_type(fast_server: ServerProcess
 # -- 5. daily attempts -------------------------------------------------------------
 
 
-async def test_a_stranger_cannot_take_a_ranked_daily_attempt(fast_server: ServerProcess) -> None:
+async def test_a_stranger_cannot_take_a_ranked_daily_attempt(fast_server: AppServer) -> None:
     server = fast_server
     today = d.today(int(time.time() * 1000)).isoformat()
     key = "owner-key-0123456789abcdef"
@@ -419,7 +423,7 @@ async def test_a_stranger_cannot_take_a_ranked_daily_attempt(fast_server: Server
 # -- 6. names ------------------------------------------------------------------------
 
 
-async def test_look_alike_names_are_taken(fast_server: ServerProcess) -> None:
+async def test_look_alike_names_are_taken(fast_server: AppServer) -> None:
     server = fast_server
     created = await create_race(server.base, code=CODE)
     ann = await Racer(server.ws_base, created["race_id"]).connect()
@@ -448,9 +452,7 @@ async def test_look_alike_names_are_taken(fast_server: ServerProcess) -> None:
 
 async def test_resync_is_budgeted_and_far_behind_gets_a_snapshot() -> None:
     # The message budget out of the way: the resync budget is what is tested.
-    server = ServerProcess("memory://", env=FAST)
-    server.start()
-    try:
+    async with AppServer("memory://", env=FAST) as server:
         created = await create_race(server.base, code=CODE)
         ann = await Racer(server.ws_base, created["race_id"]).connect()
         await ann.join("Ann", host_key=created["host_key"])
@@ -490,14 +492,12 @@ async def test_resync_is_budgeted_and_far_behind_gets_a_snapshot() -> None:
         got, closed = await count_answers(seq - 30, 30)
         assert closed == 1008 and got.count("progress") <= 128 + 30, len(got)
         await ann.close()
-    finally:
-        server.stop()
 
 
 # -- 8. headers ----------------------------------------------------------------------
 
 
-async def test_every_answer_has_the_security_headers(fast_server: ServerProcess) -> None:
+async def test_every_answer_has_the_security_headers(fast_server: AppServer) -> None:
     created = await create_race(fast_server.base, code=CODE)
     async with httpx.AsyncClient(base_url=fast_server.base) as http:
         for method, path in [

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import httpx
 
+from support.apps import AppServer
 from support.racer import Racer, create_race
-from support.servers import ServerProcess
 
 
-async def test_health_pages_and_compressed_client(server: ServerProcess) -> None:
+async def test_health_pages_and_compressed_client(server: AppServer) -> None:
     async with httpx.AsyncClient(base_url=server.base) as http:
         health = (await http.get("/healthz")).json()
         assert health["ok"] is True and health["broker"] in ("memory", "sqlite", "redis")
@@ -20,7 +20,7 @@ async def test_health_pages_and_compressed_client(server: ServerProcess) -> None
         assert (await http.get("/static/nope.js")).status_code == 404
 
 
-async def test_snapshot_is_public_and_holds_no_secrets(server: ServerProcess) -> None:
+async def test_snapshot_is_public_and_holds_no_secrets(server: AppServer) -> None:
     created = await create_race(server.base, cells=4)
     ann = await Racer(server.ws_base, created["race_id"]).connect()
     await ann.join("Ann", host_key=created["host_key"])

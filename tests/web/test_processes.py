@@ -1,4 +1,8 @@
-"""Several server processes on one Redis: one race, the same events everywhere, faults."""
+"""Several servers on one Redis: one race, the same events everywhere, faults.
+
+Two apps in the test's event loop, each with its own connections to Redis as
+a process has; real processes where one is killed.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import asyncio
 import pytest
 
 from boulanger.solver import solve
+from support.apps import AppServer
 from support.games import game_after
 from support.racer import Racer, create_race
 from support.screens import in_order
@@ -28,7 +33,9 @@ async def _started(created: dict, *racers: Racer) -> None:
         await racer.until_started()
 
 
-async def _ann_and_bo(a: ServerProcess, b: ServerProcess) -> tuple[dict, Racer, Racer]:
+async def _ann_and_bo(
+    a: AppServer | ServerProcess, b: AppServer | ServerProcess
+) -> tuple[dict, Racer, Racer]:
     """A started race with Ann (the host) on process a and Bo on process b."""
     created = await create_race(a.base, code=CODE)
     ann = await Racer(a.ws_base, created["race_id"]).connect()
@@ -40,9 +47,9 @@ async def _ann_and_bo(a: ServerProcess, b: ServerProcess) -> tuple[dict, Racer, 
 
 
 async def test_players_on_two_processes_share_one_race(
-    two_servers: tuple[ServerProcess, ServerProcess], winning_actions: list[dict]
+    two_apps: tuple[AppServer, AppServer], winning_actions: list[dict]
 ) -> None:
-    a, b = two_servers
+    a, b = two_apps
     created = await create_race(a.base, code=CODE)
     ann = await Racer(a.ws_base, created["race_id"]).connect()
     bo = await Racer(b.ws_base, created["race_id"]).connect()
@@ -110,20 +117,22 @@ async def test_sigkill_of_a_server_loses_no_acknowledged_action(
 
 async def test_redis_restart_mid_race_loses_nothing(
     own_redis: RedisProcess,
-    two_servers: tuple[ServerProcess, ServerProcess],
+    two_apps: tuple[AppServer, AppServer],
     winning_actions: list[dict],
 ) -> None:
-    a, b = two_servers
+    a, b = two_apps
     _, ann, bo = await _ann_and_bo(a, b)
     half = len(winning_actions) // 2
     for action in winning_actions[:half]:
         assert (await ann.move(action["src"], action["dst"], action["count"]))["type"] == "ack"
 
-    own_redis.stop()  # SIGTERM: Redis writes nothing more; AOF has every acknowledged action
+    # SIGTERM: Redis writes nothing more; AOF has every acknowledged action. (In a
+    # thread, as the start below: the servers in this loop run on meanwhile.)
+    await asyncio.to_thread(own_redis.stop)
     action = winning_actions[half]
     down = await ann.move(action["src"], action["dst"], action["count"], action_id="while-down")
     assert down["type"] == "reject" and down["code"] == "try_again"
-    own_redis.start()
+    await asyncio.to_thread(own_redis.start)
 
     # The same action id, sent again, goes through once the broker is back.
     async with asyncio.timeout(30):
@@ -153,12 +162,12 @@ async def test_redis_restart_mid_race_loses_nothing(
 
 
 async def test_players_of_one_race_act_at_once_on_both_processes(
-    two_servers: tuple[ServerProcess, ServerProcess],
+    two_apps: tuple[AppServer, AppServer],
 ) -> None:
     """Each player's actions are in flight alongside the others' (they wait only
     for their own): every action is acknowledged once, and both processes see
     every event once, in order."""
-    a, b = two_servers
+    a, b = two_apps
     created = await create_race(a.base, code=CODE)
     names = ["Ann", "Bo", "Cy", "Di", "Ed", "Flo"]
     racers = [

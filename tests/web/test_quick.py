@@ -3,13 +3,14 @@ races that start by themselves, bad input, the creation limit."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
+from support.apps import AppServer
 from support.racer import Racer
-from support.servers import RedisProcess, ServerProcess
+from support.servers import RedisProcess
 
 QUICK_ENV = {
     "BOULANGER_COUNTDOWN_MS": "300",
@@ -20,21 +21,19 @@ QUICK_ENV = {
 }
 
 
-@pytest.fixture(scope="module", params=["memory", "redis"])
-def quick_server(request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
+@pytest.fixture(params=["memory", "redis"])
+async def quick_server(request: pytest.FixtureRequest) -> AsyncIterator[AppServer]:
     """Its own server: quick races start 0.5 s after the second player, or with 3."""
     url = "memory://"
     if request.param == "redis":
         redis_proc: RedisProcess = request.getfixturevalue("redis_proc")
         url = redis_proc.url
-    server = ServerProcess(url, env=QUICK_ENV)
-    server.start()
-    yield server
-    server.stop()
+    async with AppServer(url, env=QUICK_ENV) as server:
+        yield server
 
 
 async def test_a_quick_race_gathers_players_and_starts_by_itself(
-    quick_server: ServerProcess,
+    quick_server: AppServer,
 ) -> None:
     async with httpx.AsyncClient(base_url=quick_server.base) as http:
         first = (await http.post("/api/quick", json={"cells": 2})).json()
@@ -64,7 +63,7 @@ async def test_a_quick_race_gathers_players_and_starts_by_itself(
 
 
 async def test_a_full_quick_race_starts_at_once_and_the_next_goes_elsewhere(
-    quick_server: ServerProcess,
+    quick_server: AppServer,
 ) -> None:
     async with httpx.AsyncClient(base_url=quick_server.base) as http:
         answers = [(await http.post("/api/quick", json={})).json() for _ in range(4)]
@@ -78,7 +77,7 @@ async def test_a_full_quick_race_starts_at_once_and_the_next_goes_elsewhere(
         await racer.close()
 
 
-async def test_quick_race_refuses_bad_input(quick_server: ServerProcess) -> None:
+async def test_quick_race_refuses_bad_input(quick_server: AppServer) -> None:
     async with httpx.AsyncClient(base_url=quick_server.base) as http:
         for body in ({"cells": 3}, {"cells": True}, {"cells": "4"}, {"code": "BK1-C4-AAAAAAC"}):
             answer = await http.post("/api/quick", json=body)
@@ -95,16 +94,12 @@ async def test_quick_race_refuses_bad_input(quick_server: ServerProcess) -> None
 
 
 async def test_quick_race_is_limited_like_race_creation() -> None:
-    server = ServerProcess(
-        "memory://", env={**QUICK_ENV, "BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "3"}
-    )
-    server.start()
-    try:
-        async with httpx.AsyncClient(base_url=server.base) as http:
-            codes = [
-                (await http.post("/api/quick", json={"cells": 4})).status_code for _ in range(4)
-            ]
-            assert codes == [200, 200, 200, 429]
-            assert (await http.post("/api/races", json={"cells": 4})).status_code == 429
-    finally:
-        server.stop()
+    async with (
+        AppServer(
+            "memory://", env={**QUICK_ENV, "BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "3"}
+        ) as server,
+        httpx.AsyncClient(base_url=server.base) as http,
+    ):
+        codes = [(await http.post("/api/quick", json={"cells": 4})).status_code for _ in range(4)]
+        assert codes == [200, 200, 200, 429]
+        assert (await http.post("/api/races", json={"cells": 4})).status_code == 429

@@ -6,10 +6,10 @@ import httpx
 import pytest
 
 from boulanger.solver import solve
+from support.apps import AppServer
 from support.games import random_record
 from support.racer import Racer, create_race
 from support.screens import in_order
-from support.servers import ServerProcess
 
 CODE = "BK1-C4-AAAAAAB"  # deal 1
 
@@ -21,7 +21,7 @@ def winning_actions() -> list[dict]:
     return solution.actions
 
 
-async def _start(server: ServerProcess, *names: str, code: str = CODE):
+async def _start(server: AppServer, *names: str, code: str = CODE):
     created = await create_race(server.base, code=code)
     racers = []
     for i, name in enumerate(names):
@@ -33,7 +33,7 @@ async def _start(server: ServerProcess, *names: str, code: str = CODE):
     return created, racers
 
 
-async def test_full_race(server: ServerProcess, winning_actions: list[dict]) -> None:
+async def test_full_race(server: AppServer, winning_actions: list[dict]) -> None:
     created, (ann, bo, cy) = await _start(server, "Ann", "Bo", "Cy")
     assert created["winnable"] is True and created["par"]
     spectator = await Racer(server.ws_base, created["race_id"]).connect()
@@ -103,7 +103,7 @@ async def test_full_race(server: ServerProcess, winning_actions: list[dict]) -> 
         await racer.close()
 
 
-async def test_records_hidden_until_the_race_is_over(server: ServerProcess) -> None:
+async def test_records_hidden_until_the_race_is_over(server: AppServer) -> None:
     created, (ann,) = await _start(server, "Ann")
     async with httpx.AsyncClient(base_url=server.base) as http:
         answer = await http.get(f"/api/races/{created['race_id']}/records/{ann.player_id}")
@@ -115,7 +115,7 @@ async def test_records_hidden_until_the_race_is_over(server: ServerProcess) -> N
     await ann.close()
 
 
-async def test_names_are_trimmed_unique_and_bounded(server: ServerProcess) -> None:
+async def test_names_are_trimmed_unique_and_bounded(server: AppServer) -> None:
     created, (ann,) = await _start(server, "  Ann  ")
     assert ann.welcome["race"]["players"][0]["name"] == "Ann"
     for bad_name, code in (("ann", "name_taken"), ("", "bad_name"), ("x" * 25, "bad_name")):
@@ -126,7 +126,7 @@ async def test_names_are_trimmed_unique_and_bounded(server: ServerProcess) -> No
     await ann.close()
 
 
-async def test_reconnect_with_token_resumes_and_resyncs(server: ServerProcess) -> None:
+async def test_reconnect_with_token_resumes_and_resyncs(server: AppServer) -> None:
     created, (ann, bo) = await _start(server, "Ann", "Bo")
     await ann.start()
     assert (await bo.move("col1", "cell1"))["type"] == "ack"
@@ -149,11 +149,9 @@ async def test_reconnect_with_token_resumes_and_resyncs(server: ServerProcess) -
 
 
 async def test_time_limit_ends_the_race(tmp_path) -> None:
-    server = ServerProcess(
+    async with AppServer(
         "memory://", env={"BOULANGER_TIME_LIMIT_S": "1", "BOULANGER_COUNTDOWN_MS": "100"}
-    )
-    server.start()
-    try:
+    ) as server:
         _, (ann,) = await _start(server, "Ann")
         await ann.send(type="start")
         over = await ann.wait_event("race_over", timeout=10)
@@ -161,11 +159,9 @@ async def test_time_limit_ends_the_race(tmp_path) -> None:
         late = await ann.move("col1", "cell1")
         assert late["code"] == "race_over"
         await ann.close()
-    finally:
-        server.stop()
 
 
-async def test_hints_only_in_practice(memory_server: ServerProcess) -> None:
+async def test_hints_only_in_practice(memory_server: AppServer) -> None:
     _, (ann,) = await _start(memory_server, "Ann")
     await ann.send(type="hint")
     assert (await ann.expect("error"))["code"] == "no_hints"
@@ -184,7 +180,7 @@ async def test_hints_only_in_practice(memory_server: ServerProcess) -> None:
     await solo.close()
 
 
-async def test_rematch_moves_everyone_to_a_new_race(server: ServerProcess) -> None:
+async def test_rematch_moves_everyone_to_a_new_race(server: AppServer) -> None:
     created, (ann, bo) = await _start(server, "Ann", "Bo")
     await ann.start()
     await bo.send(type="rematch")
@@ -204,7 +200,7 @@ async def test_rematch_moves_everyone_to_a_new_race(server: ServerProcess) -> No
 
 
 async def test_a_dead_end_is_told_to_everyone_once_its_player_pauses(
-    server: ServerProcess,
+    server: AppServer,
 ) -> None:
     created, (ann, bo) = await _start(server, "Ann", "Bo")
     await ann.start()

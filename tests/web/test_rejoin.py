@@ -1,9 +1,9 @@
 """A rejoin's welcome holds every action acknowledged to the player, wherever it was.
 
-Two server processes on one Redis: A, a real ``boulanger serve``, and B, the
-same application served by uvicorn inside the test, so that the test can make
-B's copy of the race lag the log (its hub stops hearing pub/sub, as over a
-slow link) without touching the code under test.
+Two servers on one Redis, A and B, both the application served by uvicorn
+inside the test (each with its own connections, as a process has), so that
+the test can make B's copy of the race lag the log (its hub stops hearing
+pub/sub, as over a slow link) without touching the code under test.
 """
 
 from __future__ import annotations
@@ -12,40 +12,29 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-import uvicorn
 
-from boulanger.web.app import create_app
-from boulanger.web.settings import Settings
+from support.apps import AppServer
 from support.games import game_after, random_record
 from support.racer import Racer, create_race
-from support.servers import RedisProcess, ServerProcess, free_port
+from support.servers import RedisProcess
 
 CODE = "BK1-C4-AAAAAAB"
 MOVES = [("col1", "cell1"), ("col2", "cell2"), ("col3", "cell3")]
 
 
 @pytest.fixture
-async def in_process(own_redis: RedisProcess) -> AsyncIterator[tuple[uvicorn.Server, str]]:
+async def in_process(own_redis: RedisProcess) -> AsyncIterator[tuple[AppServer, str]]:
     """Server B: the application on the same Redis, served in this test's event loop."""
-    settings = Settings.from_env(broker_url=own_redis.url, countdown_ms=300)
-    app = create_app(settings)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    serving = asyncio.create_task(server.serve())
-    async with asyncio.timeout(10):
-        while not server.started:
-            await asyncio.sleep(0.02)
-    yield server, f"ws://127.0.0.1:{port}"
-    server.should_exit = True
-    await asyncio.wait_for(serving, 10)
+    async with AppServer(own_redis.url, env={"BOULANGER_COUNTDOWN_MS": "300"}) as server:
+        yield server, server.ws_base
 
 
 async def test_a_rejoin_on_a_lagging_process_reflects_every_acknowledged_action(
-    own_redis: RedisProcess, in_process: tuple[uvicorn.Server, str]
+    own_redis: RedisProcess, in_process: tuple[AppServer, str]
 ) -> None:
     server_b, ws_b = in_process
-    server_a = ServerProcess(own_redis.url, env={"BOULANGER_COUNTDOWN_MS": "300"})
-    server_a.start()
+    server_a = AppServer(own_redis.url, env={"BOULANGER_COUNTDOWN_MS": "300"})
+    await server_a.start()
     try:
         created = await create_race(server_a.base, code=CODE)
         race_id = created["race_id"]
@@ -54,7 +43,7 @@ async def test_a_rejoin_on_a_lagging_process_reflects_every_acknowledged_action(
         watcher = await Racer(ws_b, race_id).connect()  # B holds the race's hub
         await watcher.spectate()
         await ann.start()
-        state = server_b.config.app.state.server  # type: ignore[attr-defined]
+        state = server_b.services
         hub = state.hubs._hubs[race_id]
         async with asyncio.timeout(5):
             while hub.race.start_at is None:
@@ -77,7 +66,7 @@ async def test_a_rejoin_on_a_lagging_process_reflects_every_acknowledged_action(
         for racer in (ann, watcher, back):
             await racer.close()
     finally:
-        server_a.stop()
+        await server_a.stop()
 
 
 async def test_a_position_left_unjudged_is_judged_where_its_player_rejoins(
@@ -86,10 +75,10 @@ async def test_a_position_left_unjudged_is_judged_where_its_player_rejoins(
     """Ann reaches a dead end on A, which would judge it only after a long pause
     (as if it had gone meanwhile); she comes back on B, which judges it."""
     fast = {"BOULANGER_COUNTDOWN_MS": "300"}
-    server_a = ServerProcess(own_redis.url, env={**fast, "BOULANGER_JUDGE_AFTER_S": "600"})
-    server_b = ServerProcess(own_redis.url, env={**fast, "BOULANGER_JUDGE_AFTER_S": "0.2"})
-    server_a.start()
-    server_b.start()
+    server_a = AppServer(own_redis.url, env={**fast, "BOULANGER_JUDGE_AFTER_S": "600"})
+    server_b = AppServer(own_redis.url, env={**fast, "BOULANGER_JUDGE_AFTER_S": "0.2"})
+    await server_a.start()
+    await server_b.start()
     try:
         created = await create_race(server_a.base, code=CODE)
         race_id = created["race_id"]
@@ -115,5 +104,5 @@ async def test_a_position_left_unjudged_is_judged_where_its_player_rejoins(
         for racer in (bo, back):
             await racer.close()
     finally:
-        server_a.stop()
-        server_b.stop()
+        await server_a.stop()
+        await server_b.stop()

@@ -1,9 +1,10 @@
 """A player who joins again is served by the new connection; the old one is closed (4409)
 in whatever process holds it, by a kick on the deployment's control channel.
 
-On every broker, two servers share one store: real processes on Redis and on
-Redis Cluster; on the embedded brokers (one process by design) two apps in
-this test's event loop on one broker, each with its hubs as a process has.
+On every broker, two servers share one store, both apps served in this
+test's event loop: on Redis and on Redis Cluster each with its own
+connections, on the embedded brokers (one process by design) on one broker,
+each with its hubs as a process has.
 A listener of the test's own hears the race's channel and the control
 channel meanwhile: the race's carries its events and nothing else.
 """
@@ -12,20 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from boulanger import codec
 from boulanger.broker import Broker, Store, open_broker, open_store, race_channel
-from boulanger.web.app import create_app
 from boulanger.web.connection import CLOSE_REPLACED
-from boulanger.web.settings import Settings
+from support.apps import AppServer
 from support.listeners import Collector
 from support.racer import Racer, create_race
-from support.servers import RedisCluster, RedisProcess, ServerProcess, free_port
+from support.servers import RedisCluster, RedisProcess
 
 CODE = "BK1-C4-AAAAAAB"
 ENV = {"BOULANGER_COUNTDOWN_MS": "100"}
@@ -33,32 +32,16 @@ ENV = {"BOULANGER_COUNTDOWN_MS": "100"}
 
 @contextlib.asynccontextmanager
 async def _serve(store: Store) -> AsyncIterator[str]:
-    """An app on ``store`` served in this event loop; yields its WebSocket base."""
-    settings = Settings.from_env(broker_url="memory://", countdown_ms=100)
-    port = free_port()
-    config = uvicorn.Config(create_app(settings, store), port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
-    async with asyncio.timeout(10):
-        while not server.started:
-            await asyncio.sleep(0.02)
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(serving, 10)
+    """An app on ``store`` served in this event loop; yields its ``host:port``."""
+    async with AppServer("memory://", env=ENV, store=store) as server:
+        yield server.base.removeprefix("http://")
 
 
-@contextlib.contextmanager
-def _processes(url: str) -> Iterator[tuple[str, str]]:
-    pair = (ServerProcess(url, env=ENV), ServerProcess(url, env=ENV))
-    try:
-        for proc in pair:
-            proc.start()
-        yield pair[0].base.removeprefix("http://"), pair[1].base.removeprefix("http://")
-    finally:
-        for proc in pair:
-            proc.stop()
+@contextlib.asynccontextmanager
+async def _apps(url: str) -> AsyncIterator[tuple[str, str]]:
+    """Two apps on the store at ``url``, each with its own connections as a process has."""
+    async with AppServer(url, env=ENV) as a, AppServer(url, env=ENV) as b:
+        yield a.base.removeprefix("http://"), b.base.removeprefix("http://")
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis", "cluster"])
@@ -85,7 +68,7 @@ async def deployment(
     else:
         cluster: RedisCluster = request.getfixturevalue("redis_cluster")
         url = cluster.url
-    with _processes(url) as servers:
+    async with _apps(url) as servers:
         broker = open_broker(url)
         await broker.start()
         mapped = getattr(broker, "mapped", None)

@@ -12,9 +12,9 @@ import pytest
 from boulanger.engine import Game
 from boulanger.race.replay import play_back, text_lines
 from boulanger.solver import solve
+from support.apps import AppServer
 from support.games import random_record
 from support.racer import Racer, create_race
-from support.servers import ServerProcess
 
 CODE = "BK1-C4-AAAAAAB"  # deal 1
 LINE = re.compile(r"^\d+\.\ds (undo )?\S+ (col\d|cell\d|foundation) → (col\d|cell\d|foundation)$")
@@ -35,7 +35,7 @@ async def _play(racer: Racer, actions: list[dict[str, Any]]) -> None:
 
 
 async def test_a_finished_race_serves_text_frames_and_reviews(
-    memory_server: ServerProcess, winning_actions: list[dict[str, Any]]
+    memory_server: AppServer, winning_actions: list[dict[str, Any]]
 ) -> None:
     created = await create_race(memory_server.base, code=CODE)
     race = created["race_id"]
@@ -105,7 +105,7 @@ async def test_a_finished_race_serves_text_frames_and_reviews(
     await bo.close()
 
 
-async def test_daily_records_answer_as_their_json_route(memory_server: ServerProcess) -> None:
+async def test_daily_records_answer_as_their_json_route(memory_server: AppServer) -> None:
     async with httpx.AsyncClient(base_url=memory_server.base) as http:
         today = (await http.get("/api/daily")).json()["date"]
         for part in ("text", "replay", "review"):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from support.servers import ServerProcess
+from support.apps import AppServer
 
 CLIENT = Path(__file__).resolve().parents[2] / "client"
 
@@ -18,15 +18,11 @@ CLIENT = Path(__file__).resolve().parents[2] / "client"
 async def test_versioned_files_are_kept_and_the_page_is_revalidated(tmp_path: Path) -> None:
     folder = tmp_path / "client"
     shutil.copytree(CLIENT, folder)
-    server = ServerProcess("memory://", env={"BOULANGER_CLIENT_DIR": str(folder)})
-    server.start()
-    try:
+    async with AppServer("memory://", env={"BOULANGER_CLIENT_DIR": str(folder)}) as server:
         await _versioned(server, folder)
-    finally:
-        server.stop()
 
 
-async def _versioned(server: ServerProcess, folder: Path) -> None:
+async def _versioned(server: AppServer, folder: Path) -> None:
     async with httpx.AsyncClient(base_url=server.base) as http:
         page = await http.get("/")
         assert page.status_code == 200 and page.headers["cache-control"] == "no-cache"
@@ -61,7 +57,7 @@ async def _versioned(server: ServerProcess, folder: Path) -> None:
         ).status_code == 200
 
 
-async def test_unknown_addresses_get_the_page_with_a_404(memory_server: ServerProcess) -> None:
+async def test_unknown_addresses_get_the_page_with_a_404(memory_server: AppServer) -> None:
     async with httpx.AsyncClient(base_url=memory_server.base) as http:
         answer = await http.get("/no/such/page")
         assert answer.status_code == 404 and "<html" in answer.text.lower()
