@@ -16,24 +16,20 @@ import random
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
-from multiprocessing import resource_tracker
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from boulanger.race import daily as d
 from boulanger.race.review import LINE_REASON
 from boulanger.solver import solve
 from boulanger.web import clock as races_clock
-from boulanger.web.app import create_app
-from boulanger.web.settings import Settings
 from boulanger.web.solving import SolverPool
+from support.apps import AppServer
 from support.days import clear_of_midnight
 from support.players import HumanPace, Planner, play_offline
 from support.racer import Racer, create_race
-from support.servers import free_port
 
 SHORT = "BK1-C4-AAAAE4D"  # deal 4995: par 68, 16 decisions; never a daily deal
 HELD = {"status": "held", "reason": LINE_REASON}
@@ -63,26 +59,15 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
 @pytest.fixture
 async def served(clock: Clock) -> AsyncIterator[tuple[str, str]]:
     """An app with the default review limits, served here: (http base, ws base)."""
-    # The message budget runs on the loop's time, which does not move with the
-    # races' clock: a burst large enough for whole games sent at once.
-    settings = Settings.from_env(
-        broker_url="memory://", countdown_ms=0, message_burst=2000, daily_guests_ranked=True
-    )
-    port = free_port()
-    config = uvicorn.Config(create_app(settings), port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
-    async with asyncio.timeout(10):
-        while not server.started:
-            await asyncio.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(serving, 30)
-        # The app's solver pool (spawned processes) started this process's
-        # resource tracker, which would outlive the test: stopped here.
-        resource_tracker._resource_tracker._stop()
+    env = {
+        "BOULANGER_COUNTDOWN_MS": "0",
+        # The message budget runs on the loop's time, which does not move with
+        # the races' clock: a burst large enough for whole games sent at once.
+        "BOULANGER_MESSAGE_BURST": "2000",
+        "BOULANGER_DAILY_GUESTS_RANKED": "1",
+    }
+    async with AppServer("memory://", env=env) as server:
+        yield server.base, server.ws_base
 
 
 async def _play(racer: Racer, clock: Clock, actions: list[dict[str, Any]], gaps: list[int]) -> dict:
