@@ -13,11 +13,13 @@ from boulanger.race.events import (
     Event,
     Joined,
     Judged,
+    LineMeasured,
     Logged,
     RematchOpened,
     Resigned,
     Started,
 )
+from boulanger.race.review import LineSignal
 from boulanger.race.states import PlayerStatus
 
 # Each event type as a log holds it (the bytes written before events had types).
@@ -43,6 +45,16 @@ LOGGED: list[tuple[Event, str]] = [
     (
         Judged(13, "p2", PlayerStatus.DEAD_END),
         '{"kind":"status","at":13,"player_id":"p2","status":"dead_end"}',
+    ),
+    (
+        LineMeasured(14, "p1", LineSignal(94, 0, 94, 42, 42, 42, 0, 15, 27, 776, 724, 5957, 0.549)),
+        '{"kind":"line","at":14,"player_id":"p1","line":{"actions":94,"undos":0,"par":94,'
+        '"decisions":42,"on_line":42,"longest_run":42,"unmeasured":0,"hard":15,"easy":27,'
+        '"hard_pause_ms":776,"easy_pause_ms":724,"positions":5957,"seconds":0.549}}',
+    ),
+    (  # a win whose line could not be measured
+        LineMeasured(15, "p2", None),
+        '{"kind":"line","at":15,"player_id":"p2","line":null}',
     ),
     (Ended(12, "all_done"), '{"kind":"over","at":12,"reason":"all_done"}'),
     (

@@ -30,11 +30,13 @@ from .race.events import (
     Event,
     Joined,
     Judged,
+    LineMeasured,
     Logged,
     RematchOpened,
     Resigned,
     Started,
 )
+from .race.review import LineSignal
 from .race.states import EndReason, PlayerStatus
 
 # Deeper JSON is refused before parsing: no message nests beyond 2 levels,
@@ -155,6 +157,9 @@ def event_to_dict(event: Event) -> dict[str, Any]:
             return {"kind": "resign", "at": at, "player_id": player_id, "action_id": action_id}
         case Judged(at, player_id, status):
             return {"kind": "status", "at": at, "player_id": player_id, "status": str(status)}
+        case LineMeasured(at, player_id, line):
+            signal = None if line is None else line.to_dict()
+            return {"kind": "line", "at": at, "player_id": player_id, "line": signal}
         case Joined(at, player_id, name, host, token_hash, signed_in, rating):
             joined = {
                 "kind": "join",
@@ -189,6 +194,11 @@ def event_from_dict(data: dict[str, Any]) -> Event:
         return Resigned(at, data["player_id"], data["action_id"])
     if kind == "status":
         return Judged(at, data["player_id"], PlayerStatus(data["status"]))
+    if kind == "line":
+        line = data["line"]
+        return LineMeasured(
+            at, data["player_id"], None if line is None else LineSignal.from_dict(line)
+        )
     if kind == "join":
         return Joined(
             at,

@@ -24,6 +24,7 @@ from boulanger.engine import Game, GameCode
 from boulanger.race import daily as d
 from boulanger.race.ids import new_race_id, secret_hash
 from boulanger.race.race import RaceMeta, game_view
+from boulanger.race.review import LINE_REASON
 from boulanger.solver import solve
 from boulanger.web.connection import TokenBucket
 from boulanger.web.settings import Settings
@@ -291,7 +292,12 @@ async def test_a_bot_on_todays_daily_learns_the_deal_at_its_start_and_is_held(
     today = _today()
     me = (await _get(server.base, f"/api/daily/{today}/me", headers={"X-Player-Key": key})).json()
     assert me["rank"] is None and me["entry"]["rank"] is None
-    assert me["entry"]["review"] == held and me["streak"] == 0
+    # Held for its pace at race_over, and then for its line too (a solver's line).
+    assert me["entry"]["review"] == {
+        "status": "held",
+        "reason": f"{held['reason']}; {LINE_REASON}",
+    }
+    assert me["streak"] == 0
     assert "held for review" in me["share"]
     assert "BK1-" not in me["share"] and "/race/" not in me["share"]
     board = (await _get(server.base, f"/api/daily/{today}/leaderboard?limit=100")).json()

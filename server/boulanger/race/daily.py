@@ -55,7 +55,7 @@ from typing import ClassVar, NotRequired, TypedDict
 
 from ..engine import GameCode
 from . import protocol as p
-from .review import review_wire
+from .review import LineSignal, LineSignalDict, review_wire
 from .standings import Standing
 from .states import PlayerStatus
 from .wire import ReviewWire
@@ -207,7 +207,8 @@ RESULTS = (WON, RESIGNED, TIME_LIMIT)
 
 
 class DailyEntryDict(TypedDict):
-    """A day's entry as the daily store keeps it (``review`` only when held)."""
+    """A day's entry as the daily store keeps it (``review`` only when held; ``line``
+    and ``line_held`` when known, for moderators)."""
 
     name: str
     result: str
@@ -216,6 +217,8 @@ class DailyEntryDict(TypedDict):
     score: int
     foundation_cards: int
     review: NotRequired[str]
+    line: NotRequired[LineSignalDict]
+    line_held: NotRequired[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +228,9 @@ class DailyEntry:
     ``time_ms`` runs from the race's ``start_at`` to the win or the resign
     (the time limit for a game still open when the limit passed). ``review``
     is why the result is held (boulanger.race.review): a held entry is kept,
-    and shown to its player, but stays off the leaderboard.
+    and shown to its player, but stays off the leaderboard. ``line`` (a win's
+    measured line) and ``line_held`` (why it holds the win) are kept for
+    moderators, beyond the race's own log, and never shown on the wire.
     """
 
     name: str
@@ -235,9 +240,11 @@ class DailyEntry:
     score: int
     foundation_cards: int
     review: str | None = None
+    line: LineSignal | None = None
+    line_held: str | None = None
 
     def to_dict(self) -> DailyEntryDict:
-        """The stored form (``review`` only when held)."""
+        """The stored form (``review`` only when held; ``line`` and ``line_held`` when known)."""
         data: DailyEntryDict = {
             "name": self.name,
             "result": self.result,
@@ -248,12 +255,18 @@ class DailyEntry:
         }
         if self.review is not None:
             data["review"] = self.review
+        if self.line is not None:
+            data["line"] = self.line.to_dict()
+        if self.line_held is not None:
+            data["line_held"] = self.line_held
         return data
 
     @classmethod
     def from_dict(cls, data: DailyEntryDict) -> DailyEntry:
         """The entry :meth:`to_dict` wrote (as stored by the daily store)."""
         review = data.get("review")
+        line = data.get("line")
+        line_held = data.get("line_held")
         return cls(
             name=str(data["name"]),
             result=str(data["result"]),
@@ -262,6 +275,8 @@ class DailyEntry:
             score=int(data["score"]),
             foundation_cards=int(data["foundation_cards"]),
             review=None if review is None else str(review),
+            line=None if line is None else LineSignal.from_dict(line),
+            line_held=None if line_held is None else str(line_held),
         )
 
 
@@ -281,6 +296,8 @@ def entry_from_standing(standing: Standing, time_limit_ms: int) -> DailyEntry:
         score=standing.score,
         foundation_cards=standing.foundation_cards,
         review=standing.review,
+        line=standing.line,
+        line_held=standing.line_held,
     )
 
 

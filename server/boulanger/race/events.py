@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..engine import Move
+from .review import LineSignal
 from .states import EndReason, PlayerStatus
 
 
@@ -80,6 +81,19 @@ class Judged:
 
 
 @dataclass(frozen=True, slots=True)
+class LineMeasured:
+    """A won game's line, measured by the solver once the win was final (``line``
+    None: it could not be measured). Logged so that every replica judges the
+    same figures (``race.review.review_line``) and no replica searches again.
+    """
+
+    kind: ClassVar[str] = "line"
+    at: int
+    player_id: str
+    line: LineSignal | None
+
+
+@dataclass(frozen=True, slots=True)
 class Ended:
     """The race is over, for ``reason``."""
 
@@ -99,11 +113,12 @@ class RematchOpened:
     url: str
 
 
-Event = Joined | Started | Acted | Resigned | Judged | Ended | RematchOpened
+Event = Joined | Started | Acted | Resigned | Judged | LineMeasured | Ended | RematchOpened
 # A player's own events: the ones whose append depends on that player's events only.
 PlayerEvent = Acted | Resigned | Judged
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls for cls in (Joined, Started, Acted, Resigned, Judged, Ended, RematchOpened)
+    cls.kind: cls
+    for cls in (Joined, Started, Acted, Resigned, Judged, LineMeasured, Ended, RematchOpened)
 }
 
 

@@ -35,10 +35,20 @@ from . import protocol as p
 from .condition import Condition
 from .daily import day_over
 from .errors import Refused
-from .events import Acted, Ended, Event, Joined, Judged, RematchOpened, Resigned, Started
+from .events import (
+    Acted,
+    Ended,
+    Event,
+    Joined,
+    Judged,
+    LineMeasured,
+    RematchOpened,
+    Resigned,
+    Started,
+)
 from .ids import secret_hash, secret_matches
 from .names import clean_name, name_key
-from .review import ReviewLimits, ReviewLimitsDict, review
+from .review import LINE_REASON, LineSignal, ReviewLimits, ReviewLimitsDict, review, review_line
 from .standings import Standing, leaderboard_key, rank
 from .states import EndReason, PlayerStatus, RaceState
 from .wire import GameView, RematchWire, SnapshotWire
@@ -144,6 +154,11 @@ class Player:
     # Why the result is held for review (race.review), once it is judged.
     review: str | None = None
     reviewed: bool = False
+    # A win's line (race.review.LineSignal), once measured and logged; and, when
+    # it holds the win, the moderators' detail of why (the player sees LINE_REASON).
+    line: LineSignal | None = None
+    line_measured: bool = False
+    line_held: str | None = None
     # An account's player (see events.Joined), and their rating when they joined.
     signed_in: bool = False
     rating: int | None = None
@@ -367,6 +382,8 @@ class Race:
             rank=None,
             time_ms=None if player.won_at is None else player.won_at - start,
             review=player.review,
+            line=player.line,
+            line_held=player.line_held,
             order=player.order,
             signed_in=player.signed_in,
             rating=player.rating,
@@ -431,6 +448,28 @@ class Race:
             return
         won_ms = None if player.won_at is None else player.won_at - (self.start_at or 0)
         player.review = review(player.times, self.limits, won_ms=won_ms, par=self.meta.par)
+
+    def line_due(self, player_id: str) -> bool:
+        """Whether the player's win waits for its line to be measured (LineMeasured).
+
+        A win is final when it is made; its line is measured off the event
+        loop and logged. Results are recorded elsewhere (daily leaderboard,
+        ratings) once no win of the race waits, so that they follow the verdict.
+        """
+        player = self.players.get(player_id)
+        limits = self.limits
+        return (
+            player is not None
+            and player.won_at is not None
+            and not player.line_measured
+            and limits is not None
+            and limits.judges_lines
+            and len(player.times) >= limits.min_actions  # shorter results are not judged
+        )
+
+    def lines_pending(self) -> list[str]:
+        """The players whose win waits for its line (see :meth:`line_due`)."""
+        return [pid for pid in self.players if self.line_due(pid)]
 
     # -- decisions: refuse, or return the event to append ----------------
 
@@ -559,6 +598,12 @@ class Race:
             return Ended(now, EndReason.TIME_LIMIT)
         return None
 
+    def decide_line(self, player_id: str, line: LineSignal | None, now: int) -> LineMeasured | None:
+        """The event logging a win's measured line; None once it is logged (or not due)."""
+        if not self.line_due(player_id):
+            return None
+        return LineMeasured(now, player_id, line)
+
     def decide_rematch(
         self, player_id: str, race_id: str, code: str | None
     ) -> RematchOpened | None:
@@ -605,6 +650,8 @@ class Race:
                 return self._resigned(seq, prev, event)
             case Judged():
                 return self._judged(seq, prev, event)
+            case LineMeasured():
+                return self._line_measured(seq, prev, event)
             case Joined():
                 return self._joined(seq, prev, event)
             case Started():
@@ -696,6 +743,23 @@ class Race:
         player.status = event.status
         player.events += 1
         return self._progress(seq, prev, player, event.at)
+
+    def _line_measured(self, seq: int, prev: int, event: LineMeasured) -> p.Message:
+        # Appended on the whole log's condition (it may come after the race is
+        # over, when no player event is taken), so not one of the player's events.
+        player = self.players[event.player_id]
+        player.line_measured = True
+        player.line = event.line
+        if event.line is not None and self.limits is not None:
+            player.line_held = review_line(event.line, self.limits)
+            if player.line_held is not None:
+                held = [player.review] if player.review else []
+                player.review = "; ".join([*held, LINE_REASON])
+        message = self._progress(seq, prev, player, event.at)
+        # Told to everyone, held or not: once per win, and no action of the
+        # player's to route it to their own connections by.
+        self.told_seq = seq
+        return message
 
     def _player_event(
         self,

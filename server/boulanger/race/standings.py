@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .review import review_wire
+from .review import LineSignal, review_wire
 from .states import PlayerStatus
 from .wire import StandingWire
 
@@ -30,6 +30,9 @@ class Standing:
     # Signed in (an account's player), and then their rating when they joined.
     signed_in: bool = False
     rating: int | None = None
+    # A win's measured line, and why it holds the win: for moderators, never on the wire.
+    line: LineSignal | None = None
+    line_held: str | None = None
 
     def seen(self) -> tuple[object, ...]:
         """What the race's other clients show of it: all but ``actions`` and ``elapsed_ms``

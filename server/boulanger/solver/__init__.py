@@ -12,6 +12,8 @@ runs it in a thread or process pool.
 * ``solve_board(board, budget=2.0)``: the same from any position.
 * ``hint(game, budget=1.0) -> Hint``: the next move toward a win, or
   ``UNSOLVABLE`` (undo) or ``UNKNOWN``.
+* ``line.measure_line(record) -> LineMeasure``: how closely a won game's moves
+  follow a solver's winning line (docs/fair-play.md), within a budget.
 * ``catalog.entries(cells)``, ``catalog.lookup(code)``, ``catalog.pick(cells, rng)``:
   the shipped deals verified winnable, with their par.
 """

@@ -12,7 +12,7 @@ from typing import TypedDict
 
 from ..engine import Board, GameCode
 from ..engine.moves import FIRST_CELL, FOUNDATION, MoveDict, Step, move_of
-from .search import SearchMove, Verdict, children, key_of, search, settle
+from .search import Child, SearchMove, Verdict, children, key_of, search, settle
 
 # The verdicts by their former names, kept for callers that import them.
 WON = Verdict.WON
@@ -104,14 +104,36 @@ def shorten(
     Greedy shortcuts one move deep, and two moves deep repeated while they
     help; the shortest wins.
     """
-    best = _shortcut(cells, cols, found, ncells, path, 1)
+    # The passes look at the same positions again and again: their children are
+    # generated once (the keys and moves of the grandchildren, all depth 2 reads).
+    memo: _Memo = ({}, {})
+    best = _shortcut(cells, cols, found, ncells, path, 1, memo)
     current = path
     while True:
-        shorter = _shortcut(cells, cols, found, ncells, current, 2)
+        shorter = _shortcut(cells, cols, found, ncells, current, 2, memo)
         if len(shorter) >= len(current):
             break
         current = shorter
     return current if len(current) < len(best) else best
+
+
+_State = tuple[bytes, tuple[bytes, ...], tuple[int, ...]]
+# Children by position, and (key, move) of the children by position.
+_Memo = tuple[dict[_State, list[Child]], dict[_State, list[tuple[bytes, SearchMove]]]]
+
+
+def _children(state: _State, ncells: int, memo: _Memo) -> list[Child]:
+    found = memo[0].get(state)
+    if found is None:
+        found = memo[0][state] = children(*state, ncells)
+    return found
+
+
+def _grandchildren(state: _State, ncells: int, memo: _Memo) -> list[tuple[bytes, SearchMove]]:
+    found = memo[1].get(state)
+    if found is None:
+        found = memo[1][state] = [(kid[0], kid[4]) for kid in children(*state, ncells)]
+    return found
 
 
 def _shortcut(
@@ -121,6 +143,7 @@ def _shortcut(
     ncells: int,
     path: list[SearchMove],
     depth: int,
+    memo: _Memo,
 ) -> list[SearchMove]:
     """One greedy pass: from each position, jump to the furthest later position of the path.
 
@@ -134,7 +157,7 @@ def _shortcut(
     state = (bytes(sorted(cells)), tuple(sorted(cols)), tuple(found))
     states = [state]
     for move in path:
-        for _key, k_cells, k_cols, k_found, k_move in children(*state, ncells):
+        for _key, k_cells, k_cols, k_found, k_move in _children(state, ncells, memo):
             if k_move == move:
                 state = (bytes(k_cells), tuple(k_cols), tuple(k_found))
                 break
@@ -146,16 +169,15 @@ def _shortcut(
     i = 0
     while i < len(path):
         best, best_moves = i + 1, [path[i]]
-        kids = children(*states[i], ncells)
+        kids = _children(states[i], ncells, memo)
         for key, _c, _l, _f, move in kids:
             j = index.get(key, -1)
             if j > best:
                 best, best_moves = j, [move]
         if depth > 1:
             for _key, k_cells, k_cols, k_found, move in kids:
-                for key2, _c, _l, _f, move2 in children(
-                    bytes(k_cells), tuple(k_cols), tuple(k_found), ncells
-                ):
+                kid = (bytes(k_cells), tuple(k_cols), tuple(k_found))
+                for key2, move2 in _grandchildren(kid, ncells, memo):
                     j = index.get(key2, -1)
                     if j > best + 1:
                         best, best_moves = j, [move, move2]

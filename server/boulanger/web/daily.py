@@ -31,6 +31,7 @@ from ..solver import catalog
 from .clock import now_ms
 from .connection import Connection, send_to_all
 from .hub import Hubs, RaceHub
+from .lines import LinesPending
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,8 @@ class Daily:
         meta = race.meta
         if meta.daily is None or not meta.ranked or meta.player_key_hash is None:
             return
+        if race.lines_pending():  # the hook records it once the win's line is judged
+            return
         host = next((pl for pl in race.players.values() if pl.host), None)
         if host is None:  # nobody joined as the host: the race cannot have started
             return
@@ -126,7 +129,9 @@ class Daily:
                 await hub.submit(lambda: hub.race.decide_over(now_ms()))
         if hub.race.over_reason is None:
             return None
-        await self.on_over(hub)
+        # The whole on-over hook: a win's line is judged before it is recorded.
+        with contextlib.suppress(LinesPending):
+            await (hub.on_over or self.on_over)(hub)
         return await self.store.player(day, key_hash)
 
     # -- live leaderboards -----------------------------------------------

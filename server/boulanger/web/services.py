@@ -20,6 +20,7 @@ from .accounts import Accounts
 from .daily import Daily
 from .hub import Hubs, RaceHub
 from .limits import AddressLimits
+from .lines import Lines
 from .quick import QuickRaces
 from .races import Races
 from .settings import Settings
@@ -68,6 +69,8 @@ class Server:
             settings.address_lease_s,
         )
         self.solver = SolverPool(settings.catalog_seed)
+        # Each win's line, measured by the solver and logged (boulanger.web.lines).
+        self.lines = Lines(self.solver)
         self.races = Races(self.broker, settings, self.solver, self.daily)
         self.quick = QuickRaces(settings, self.races, self.hubs)  # the queue of POST /api/quick
         self.stopping = False
@@ -92,11 +95,13 @@ class Server:
         await self.hubs.close()
         await self.daily.close()  # daily challenge
         await self.addresses.close()
+        self.lines.close()
         if self._own_store:
             await self.store.close()
         self.solver.close()
 
     async def _race_over(self, hub: RaceHub) -> None:
+        await self.lines.settle(hub)  # results follow the verdict on every win's line
         await self.daily.on_over(hub)
         await self.accounts.on_over(hub)
 

@@ -73,6 +73,9 @@ class Settings:
     review_fast_ms: int = _REVIEW.fast_ms
     review_fast_share: float = _REVIEW.fast_share
     review_par_ms: int = _REVIEW.par_ms
+    review_line_min_decisions: int = _REVIEW.line_min_decisions
+    review_line_share: float = _REVIEW.line_share
+    review_line_run: int = _REVIEW.line_run
     # Quick races (boulanger.web.quick): one starts with this many players, or
     # this long after its second player joined.
     quick_race_players: int = 8
@@ -101,6 +104,9 @@ class Settings:
             fast_ms=self.review_fast_ms,
             fast_share=self.review_fast_share,
             par_ms=self.review_par_ms,
+            line_min_decisions=self.review_line_min_decisions,
+            line_share=self.review_line_share,
+            line_run=self.review_line_run,
         )
 
     @classmethod

@@ -278,6 +278,7 @@ class RaceSession(Session):
             answer = self.hub.race.players[player_id].applied[action.action_id]
         self.conn.send(codec.encode(answer.ack(action.action_id, action.ref)))
         self.hub.judge_later(player_id)
+        self.server.lines.start(self.hub, player_id)  # a win: measure its line now
 
     def _watch(self, player_id: str | None, ref: str | None) -> None:
         race = self.hub.race

@@ -1,9 +1,10 @@
-"""The solver, off the event loop: catalog picks, winnability checks and hints.
+"""The solver, off the event loop: catalog picks, winnability checks, hints, and the
+lines of wins (docs/fair-play.md).
 
-Searches run in a separate process, so a long search never holds the event
-loop (or the GIL) of the process serving WebSockets. That process must not
-outlive the server: :meth:`SolverPool.close` stops it when the server stops,
-and the worker itself exits when the server process is gone, however it
+Searches run in separate processes, so a long search never holds the event
+loop (or the GIL) of the process serving WebSockets. Those processes must not
+outlive the server: :meth:`SolverPool.close` stops them when the server stops,
+and each worker itself exits when the server process is gone, however it
 ended (a SIGKILL runs no clean-up code).
 """
 
@@ -16,12 +17,12 @@ import random
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
 
 from ..engine import GameCode, GameRecord, RecordDict
 from ..engine.moves import MoveDict
 from ..race.replay import ReviewLines
 from ..solver import catalog, hint, solve
+from ..solver.line import LineMeasureDict
 from ..solver.search import Verdict
 
 HINT_BUDGET_S = 1.0
@@ -54,6 +55,13 @@ def _review(record: RecordDict, par: int | None, budget: float) -> ReviewLines:
     return review_lines(record, review_record(record, par=par, budget=budget).to_dict())
 
 
+def _line(record: RecordDict, par: int | None) -> LineMeasureDict:
+    # Imported here: only the solver process measures lines.
+    from ..solver.line import measure_line
+
+    return measure_line(record, par=par).to_dict()
+
+
 def _exit_with_parent(parent: int) -> None:
     """In a worker: exit as soon as ``parent`` (the server process) is gone.
 
@@ -71,23 +79,28 @@ def _exit_with_parent(parent: int) -> None:
 
 
 class SolverPool:
-    """Worker processes that judge deals and give hints, so the event loop never searches."""
+    """Worker processes that judge deals, give hints and measure lines, so the event
+    loop never searches."""
 
     def __init__(self, catalog_seed: str = "") -> None:
-        self._pool: ProcessPoolExecutor | None = None
+        # Two workers, each started on first use: one for what a player waits
+        # for (hints, judging a code, reviews), one for the lines of wins (a
+        # few seconds each at most, which must not hold up a hint).
+        self._pools: dict[str, ProcessPoolExecutor] = {}
         # A seeded sequence of catalog picks, or None for random ones.
         self._rng = random.Random(catalog_seed) if catalog_seed else None
 
-    def _executor(self) -> ProcessPoolExecutor:
-        if self._pool is None:
+    def _executor(self, worker: str = "answers") -> ProcessPoolExecutor:
+        pool = self._pools.get(worker)
+        if pool is None:
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(
+            pool = self._pools[worker] = ProcessPoolExecutor(
                 max_workers=1,
                 mp_context=context,
                 initializer=_exit_with_parent,
                 initargs=(os.getpid(),),
             )
-        return self._pool
+        return pool
 
     def pick(self, cells: int, avoid: int | None = None) -> tuple[GameCode, int, bool]:
         """A deal from the catalog of proven-winnable deals, and its par; never deal ``avoid``."""
@@ -123,23 +136,31 @@ class SolverPool:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor(), _review, record, par, budget)
 
+    async def line(self, record: RecordDict, par: int | None) -> LineMeasureDict:
+        """A won game's line (boulanger.solver.line), measured by a worker within its budget."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor("lines"), _line, record, par)
+
     def close(self) -> None:
-        """Stop the worker now and wait until it is gone.
+        """Stop the workers now and wait until they are gone.
 
         A search under way is abandoned: nobody waits for its answer once the
         server stops. The server process may end right after this (uvicorn
-        re-raises SIGTERM, so no exit handler runs): the worker must be gone
+        re-raises SIGTERM, so no exit handler runs): the workers must be gone
         by then, not merely asked to go.
         """
-        pool, self._pool = self._pool, None
-        if pool is None:
-            return
+        pools = list(self._pools.values())
+        self._pools.clear()
         # ProcessPoolExecutor has no public way to stop its workers before
         # Python 3.14 (terminate_workers); its process table is read instead.
-        processes: dict[int, Any] = getattr(pool, "_processes", None) or {}
-        workers = list(processes.values())
+        workers = [
+            worker
+            for pool in pools
+            for worker in list((getattr(pool, "_processes", None) or {}).values())
+        ]
         for worker in workers:
             worker.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        for pool in pools:
+            pool.shutdown(wait=True, cancel_futures=True)
         for worker in workers:
             worker.join(CLOSE_WAIT_S)
