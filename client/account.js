@@ -3,6 +3,15 @@
 
 import { h, clear, clock, toast, api, playerKey, whoAmI, setMe } from './dom.js';
 
+// What the account page says when it asks the player to confirm it is them (one place,
+// to move to the language catalogs).
+const CONFIRM = {
+  label: 'Current password',
+  why: 'Changing the password, adding a passkey or deleting the account asks for it again.',
+  missing: 'Type your current password first.',
+  passkey: 'Your passkey confirms it is you.',
+};
+
 function signedIn(account, navigate) {
   setMe(account);
   toast(`Signed in as ${account.name}.`);
@@ -102,6 +111,20 @@ function signInPanel(navigate) {
 }
 
 function accountPanel(me, navigate) {
+  // What takes the account over needs proof in the request: the current password, or
+  // (an account without one) an assertion by one of its passkeys.
+  const current = me.password ? h('input', { type: 'password', id: 'pw-current', autocomplete: 'current-password', 'aria-describedby': 'confirm-why' }) : null;
+  async function proof() {
+    if (current) {
+      if (!current.value) {
+        current.focus();
+        throw new Error(CONFIRM.missing);
+      }
+      return { current: current.value };
+    }
+    const begun = await api('POST', '/api/session/passkey/options', {});
+    return { passkey: { ceremony: begun.ceremony, credential: await getPasskey(begun.options) } };
+  }
   const out = h('button', { type: 'button', id: 'sign-out' }, 'Sign out');
   out.addEventListener('click', async () => {
     await api('DELETE', '/api/session').catch(() => null);
@@ -111,7 +134,7 @@ function accountPanel(me, navigate) {
   const add = passkeysHere() ? h('button', { type: 'button', id: 'add-passkey' }, 'Add a passkey') : null;
   if (add) add.addEventListener('click', async () => {
     try {
-      const begun = await api('POST', '/api/me/passkeys/options', {});
+      const begun = await api('POST', '/api/me/passkeys/options', await proof());
       const credential = await createPasskey(begun.options);
       await api('POST', '/api/me/passkeys', { ceremony: begun.ceremony, credential });
       toast('Passkey added.');
@@ -121,14 +144,12 @@ function accountPanel(me, navigate) {
     }
   });
   const password = h('form', { class: 'row', id: 'change-password' },
-    me.password ? h('input', { type: 'password', id: 'pw-current', autocomplete: 'current-password', placeholder: 'current password', 'aria-label': 'Current password' }) : null,
     h('input', { type: 'password', id: 'pw-new', minlength: 8, maxlength: 128, autocomplete: 'new-password', placeholder: 'new password', 'aria-label': 'New password' }),
     h('button', { type: 'submit' }, me.password ? 'Change password' : 'Set a password'));
   password.addEventListener('submit', async (e) => {
     e.preventDefault();
-    const current = password.querySelector('#pw-current');
     try {
-      await api('POST', '/api/me/password', { password: password.querySelector('#pw-new').value, ...(current ? { current: current.value } : {}) });
+      await api('POST', '/api/me/password', { password: password.querySelector('#pw-new').value, ...(await proof()) });
       toast('Password saved.');
       navigate('/account', true);
     } catch (error) {
@@ -138,7 +159,12 @@ function accountPanel(me, navigate) {
   const remove = h('button', { type: 'button', class: 'danger', id: 'delete-account' }, 'Delete the account');
   remove.addEventListener('click', async () => {
     if (!window.confirm(`Delete ${me.name}? Your history, streak and ratings go; past race results stay, as "deleted player".`)) return;
-    await api('DELETE', '/api/me', { name: me.name }).catch(failed);
+    try {
+      await api('DELETE', '/api/me', { name: me.name, ...(await proof()) });
+    } catch (error) {
+      failed(error);
+      return;
+    }
     setMe(null);
     navigate('/', true);
   });
@@ -146,6 +172,10 @@ function accountPanel(me, navigate) {
     h('h1', {}, me.name),
     h('p', {}, h('a', { href: me.url, 'data-link': '' }, 'Your profile: history, streak and ratings')),
     h('p', { class: 'small' }, `${me.passkeys} passkey${me.passkeys === 1 ? '' : 's'}`, me.password ? ' and a password' : ''),
+    current
+      ? h('p', { class: 'row' }, h('label', { for: 'pw-current' }, CONFIRM.label), ' ', current)
+      : null,
+    h('p', { class: 'small', id: 'confirm-why' }, current ? CONFIRM.why : CONFIRM.passkey),
     h('p', { class: 'row' }, add, out),
     password,
     h('p', {}, remove));

@@ -73,7 +73,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         *(Route(path, page) for path in replays.PAGES),
         Route("/rules", page),
         Route("/account", page),
-        Route("/@/{name}", page),
+        Route("/@/{name:path}", page),
         Mount("/static", client, name="static"),
         Route("/{path:path}", unknown),
     ]

@@ -1,4 +1,5 @@
-"""Per-address limits: connections open at once, races created per minute.
+"""Per-address limits: connections open at once, races created per minute; the counts
+of the accounts' routes (sign-ins, sign-ups, passkey ceremonies: :mod:`.accounts`).
 
 An address is counted by the network its owner controls: an IPv4 address
 alone, an IPv6 address by its /64 (one host is usually given a whole /64,
@@ -120,13 +121,18 @@ class AddressLimits:
 
     async def may_create(self, host: str) -> bool:
         """Count one race created from ``host``; False when it has created too many."""
-        key = f"created:{{{address_key(host)}}}"
+        return await self.hit(f"created:{{{address_key(host)}}}", self.races_per_minute, WINDOW_S)
+
+    async def hit(self, key: str, limit: int, window_s: float) -> bool:
+        """Count one hit of ``key`` in the store, atomically (every process sees it), if
+        it had fewer than ``limit`` in the last ``window_s``; False (nothing counted)
+        when it had. This process counts it when the store does not answer in time."""
         try:
             async with asyncio.timeout(STORE_PATIENCE_S):
-                return await self.limits.hit(key, self.races_per_minute, WINDOW_S)
+                return await self.limits.hit(key, limit, window_s)
         except Exception as error:
             self._warn(error)
-            return self.local.hit_now(key, self.races_per_minute, WINDOW_S)
+            return self.local.hit_now(key, limit, window_s)
 
     def _warn(self, error: BaseException) -> None:
         admitted, dropped = self._warnings.admit()

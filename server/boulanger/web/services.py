@@ -53,8 +53,6 @@ class Server:
         # The daily challenge: its store and live leaderboards; it records ranked
         # attempts when their races are over (boulanger.web.daily).
         self.daily = Daily(store.broker, store.daily, settings)
-        # Accounts, sessions, histories and ratings (boulanger.web.accounts).
-        self.accounts = Accounts(AccountStore(store.kv), settings, store.daily)
         self.hubs = Hubs(
             self.broker,
             settings.idle_race_s,
@@ -68,6 +66,9 @@ class Server:
             settings.races_per_minute_per_address,
             settings.address_lease_s,
         )
+        # Accounts, sessions, histories and ratings (boulanger.web.accounts); their
+        # attempts counted per address and name in the store.
+        self.accounts = Accounts(AccountStore(store.kv), settings, store.daily, self.addresses)
         self.solver = SolverPool(settings.catalog_seed)
         # Each win's line, measured by the solver and logged (boulanger.web.lines).
         self.lines = Lines(self.solver)
@@ -96,6 +97,7 @@ class Server:
         await self.daily.close()  # daily challenge
         await self.addresses.close()
         self.lines.close()
+        self.accounts.close()
         if self._own_store:
             await self.store.close()
         self.solver.close()
