@@ -7,18 +7,19 @@ server's real argon2id cost: 3 passes over 64 MiB) from the measured tree
 (``BOULANGER_BENCH_TREE``, see bench/common.py) and sends its requests from
 loopback addresses (``127.0.0.x``: one address, or one per client where the
 scenario says so). What the attacker got is read from the answers: a 401
-``bad_credentials`` is a password that was checked (argon2 ran), a 429 was
-refused before any password work.
+``bad_credentials`` is a password that was checked (argon2 ran), a 429
+(``too_many_attempts`` or ``try_again``) was refused before any password work.
 
 - ``guesses``: 60 wrong passwords for one account's name, sent at once from
   one address (limit: 10 failures per name): how many were checked.
 - ``names``: 40 made-up names, one wrong password each, sent at once from one
   address (limit: 30 failures per address): how many were checked.
-- ``burst``: a racer moves and undoes every 10 ms while 400 sign-in attempts
-  (wrong passwords for made-up names) are sent at once, first from one
-  address, then from 200 addresses (two each): the racer's ack p50 and p99
-  before the burst and during it, the answers, and how long the server
-  hashed after the last answer (its CPU time).
+- ``burst``: a racer, in a process of its own, moves and undoes every 10 ms
+  while 400 sign-in attempts (wrong passwords for made-up names) are sent at
+  once, first from one address, then from 200 addresses (two each): the
+  racer's ack p50 and p99 before the burst and during it, the answers, and
+  the server's CPU time in the 2 s after the last answer (hashing for
+  clients gone).
 - ``rss``: 12 accounts sign in at once with their right passwords, from 12
   addresses: the server's resident memory before and at its peak (sampled
   every 5 ms), and the answers.
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import multiprocessing as mp
 import secrets
 import sys
 import threading
@@ -140,33 +142,39 @@ async def names() -> dict[str, Any]:
         server.stop()
 
 
-class Player:
-    """A racer acting every 10 ms (a move, then an undo): each ack's latency."""
+def racer_process(ws_base: str, base: str, ready: Any, stop: Any, out: Any) -> None:
+    """In a process of its own (so that the bench's own HTTP work never delays the
+    acks it measures): a racer acting every 10 ms (a move, then an undo) until
+    ``stop``; sends back each answer as (wall-clock time, latency ms, kind), and a
+    failure, if any."""
 
-    def __init__(self, racer: Racer) -> None:
-        self.racer = racer
-        self.latencies: list[float] = []
-        self.stop = asyncio.Event()
-
-        self.failure: str | None = None
-        self.answers: collections.Counter[str] = collections.Counter()
-
-    async def run(self) -> None:
+    async def run() -> tuple[list[tuple[float, float, str]], str | None]:
+        created = await create_race(base, code="BK1-C4-AAAAAAB")
+        racer = await Racer(ws_base, created["race_id"]).connect()
+        await racer.join("Ann", host_key=created["host_key"])
+        await racer.start()
+        ready.set()
+        samples: list[tuple[float, float, str]] = []
+        failure = None
         i = 0
-        while not self.stop.is_set():
+        while not stop.is_set():
             started = time.perf_counter()
             try:
                 if i % 2 == 0:
-                    answer = await self.racer.move("col1", "cell1")
+                    answer = await racer.move("col1", "cell1")
                 else:
-                    answer = await self.racer.act("undo")
+                    answer = await racer.act("undo")
             except Exception as error:  # no answer within 15 s, or the connection closed
-                self.failure = f"{type(error).__name__} after {len(self.latencies)} acks"
-                return
-            self.answers[f"{answer['type']} {answer.get('code', '')}".strip()] += 1
-            self.latencies.append((time.perf_counter() - started) * 1000)
+                failure = f"{type(error).__name__} at {time.time():.1f} after {len(samples)} acks"
+                break
+            kind = f"{answer['type']} {answer.get('code', '')}".strip()
+            samples.append((time.time(), (time.perf_counter() - started) * 1000, kind))
             i += 1
             await asyncio.sleep(0.01)
+        await racer.close()
+        return samples, failure
+
+    out.put(asyncio.run(run()))
 
 
 def figures(latencies: list[float]) -> str:
@@ -185,22 +193,24 @@ async def burst(count: int) -> dict[str, Any]:
     assert server.proc is not None
     pid = server.proc.pid
     results: dict[str, Any] = {}
+    spawn = mp.get_context("spawn")
+    ready, stop, out = spawn.Event(), spawn.Event(), spawn.Queue()
+    racer = spawn.Process(
+        target=racer_process, args=(server.ws_base, server.base, ready, stop, out), daemon=True
+    )
+    phases: dict[str, tuple[float, float]] = {}
     try:
-        created = await create_race(server.base, code="BK1-C4-AAAAAAB")
-        racer = await Racer(server.ws_base, created["race_id"]).connect()
-        await racer.join("Ann", host_key=created["host_key"])
-        await racer.start()
-        player = Player(racer)
-        task = asyncio.create_task(player.run())
+        racer.start()
+        await asyncio.to_thread(ready.wait, 60)
+        quiet = time.time()
         await asyncio.sleep(3)
-        results["racer's acks, quiet"] = figures(player.latencies)
+        phases["racer's acks, quiet"] = (quiet, time.time())
         for label, spread in (("one address", 1), ("200 addresses", 200)):
             clients = [
                 client(server, address(i) if spread > 1 else "127.0.0.1") for i in range(spread)
             ]
             try:
-                player.latencies = []
-                started = time.perf_counter()
+                started, wall = time.perf_counter(), time.time()
                 answers = await at_once(
                     [
                         (clients[i % spread], f"nobody{secrets.token_hex(4)}", "wrong password")
@@ -208,31 +218,37 @@ async def burst(count: int) -> dict[str, Any]:
                     ]
                 )
                 took = time.perf_counter() - started
-                during = player.latencies
+                phases[f"burst of {count}, {label}"] = (wall, time.time())
                 cpu = cpu_seconds(pid)
                 await asyncio.sleep(2)
                 after = cpu_seconds(pid) - cpu
             finally:
                 for http in clients:
                     await http.aclose()
-            if player.failure is not None:
-                during_text = f"{figures(during)}; then the racer failed: {player.failure}"
-            else:
-                during_text = figures(during)
             results[f"burst of {count}, {label}"] = {
-                "racer's acks during the burst": during_text,
                 "answers": tally(answers),
                 "checked": checked(answers),
                 "burst answered in": f"{took:.1f} s",
                 "server CPU in the 2 s after the last answer": f"{after:.2f} s",
             }
             await asyncio.sleep(2)
-        player.stop.set()
-        await task
-        results["racer's answers"] = dict(player.answers)
-        await racer.close()
+        stop.set()
+        samples, failure = await asyncio.to_thread(out.get, True, 60)
+        await asyncio.to_thread(racer.join, 10)
     finally:
+        if racer.is_alive():
+            racer.kill()
         server.stop()
+    for phase, (begin, end) in phases.items():
+        during = [ms for at, ms, _ in samples if begin <= at - ms / 1000 and at <= end]
+        text = figures(during)
+        if failure is not None and phase != "racer's acks, quiet":
+            text += f"; the racer failed: {failure}"
+        if phase in results:
+            results[phase] = {"racer's acks during the burst": text, **results[phase]}
+        else:
+            results[phase] = text
+    results["racer's answers"] = dict(collections.Counter(kind for _, _, kind in samples))
     return results
 
 
