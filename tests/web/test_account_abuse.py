@@ -427,3 +427,18 @@ async def test_profile_links_encode_the_name() -> None:
 def test_the_reserved_names_are_the_clients() -> None:
     app = (Path(__file__).resolve().parents[2] / "client" / "app.js").read_text()
     assert f"saveName('{a.GUEST_DEFAULT}')" in app
+
+
+async def test_an_account_kept_under_the_old_name_key_is_still_found() -> None:
+    """Before the name key folded case first, an account was kept under what is now
+    its shape key alone: it is still found by any name of that key ("Ivan", "IVAN"; not
+    "ivan", which the old key did not find either)."""
+    async with AppServer("memory://", env=ENV) as server, _client(server) as http:
+        await _sign_up(http, "Ivan")
+        keys = a.account_keys("Ivan")
+        assert len(keys) == 2  # "ivan", and "lvan" (a capital I looks like l)
+        await server.services.accounts.store.release_name(keys[0])  # as it was kept
+        for name in ("Ivan", "IVAN"):
+            signed = await http.post("/api/session", json={"name": name, "password": PASSWORD})
+            assert signed.status_code == 200 and signed.json()["name"] == "Ivan"
+        assert (await http.get("/api/players/IVAN")).json()["name"] == "Ivan"
