@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import secrets
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -42,7 +43,7 @@ def _name() -> str:
 def _client(server: AppServer) -> httpx.AsyncClient:
     return httpx.AsyncClient(
         base_url=server.base,
-        headers={"origin": server.base},
+        headers={"origin": server.settings.public_origin or server.base},
         timeout=60,
         limits=httpx.Limits(max_connections=200),
     )
@@ -77,7 +78,11 @@ async def pair(
     env = {**ENV, "BOULANGER_SIGNIN_ATTEMPTS_PER_ACCOUNT": "10"}
     if request.param == "redis":
         url = request.getfixturevalue("fresh_redis").url
-        async with AppServer(url, env=env) as one, AppServer(url, env=env) as two:
+        one, two = AppServer(url, env=env), AppServer(url, env=env)
+        # One site, as behind a proxy: the same origin (a passkey's, an Origin header's).
+        for app in (one, two):
+            app.settings = dataclasses.replace(app.settings, public_origin=one.base)
+        async with one, two:
             yield one, two
         return
     url = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path / 'boulanger.db'}"

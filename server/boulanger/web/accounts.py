@@ -63,6 +63,10 @@ log = logging.getLogger(__name__)
 
 COOKIE = "bk_session"
 DEVICE_COOKIE = "bk_device"
+REFUSED = {
+    "too_many_attempts": "too many attempts; try again later",
+    "too_many_accounts": "too many accounts made from this address; try again later",
+}
 CEREMONY_S = 300.0  # a passkey ceremony's challenge lives this long
 CELLS = (4, 2, 1)
 HISTORY_SHOWN = 20
@@ -210,12 +214,12 @@ class Accounts:
 
     # -- limits ------------------------------------------------------------
 
-    async def _count(self, key: str, limit: int, window_s: float, code: str) -> None:
+    async def _count(
+        self, key: str, limit: int, window_s: float, code: str = "too_many_attempts"
+    ) -> None:
+        """Count one hit of ``key`` in the store; :class:`Refused` ``code`` when over."""
         if not await self.limits.hit(key, limit, window_s):
-            reason = "too many attempts; try again later"
-            if code == "too_many_accounts":
-                reason = "too many accounts made from this address; try again later"
-            raise Refused(code, reason)
+            raise Refused(code, REFUSED[code])
 
     async def trusted_device(self, conn: HTTPConnection, account_id: str | None) -> str | None:
         """The hash of the request's device cookie when that device signed in to
@@ -243,17 +247,13 @@ class Accounts:
                 f"signin:dev:{{{device}}}",
                 s.signin_attempts_per_account,
                 window,
-                "too_many_attempts",
             )
             return
-        await self._count(
-            f"signin:addr:{{{address}}}", s.signin_attempts_per_address, window, "too_many_attempts"
-        )
+        await self._count(f"signin:addr:{{{address}}}", s.signin_attempts_per_address, window)
         await self._count(
             f"signin:name:{{{name_key}}}",
             s.signin_attempts_per_account,
             window,
-            "too_many_attempts",
         )
 
     async def count_signup(self, address: str) -> None:
@@ -271,7 +271,6 @@ class Accounts:
             f"ceremony:{{{address}}}",
             self.settings.ceremonies_per_address,
             a.SIGNIN_WINDOW_S,
-            "too_many_attempts",
         )
 
     # -- passkeys and re-authentication ----------------------------------------
@@ -309,12 +308,8 @@ class Accounts:
         (per account and address, before any work); :class:`Refused`
         ``bad_credentials`` otherwise."""
         s, window = self.settings, a.SIGNIN_WINDOW_S
-        await self._count(
-            f"signin:addr:{{{address}}}", s.signin_attempts_per_address, window, "too_many_attempts"
-        )
-        await self._count(
-            f"reauth:{{{account.id}}}", s.signin_attempts_per_account, window, "too_many_attempts"
-        )
+        await self._count(f"signin:addr:{{{address}}}", s.signin_attempts_per_address, window)
+        await self._count(f"reauth:{{{account.id}}}", s.signin_attempts_per_account, window)
         passkey, current = data.get("passkey"), data.get("current")
         if passkey is not None:
             if not isinstance(passkey, dict):
