@@ -38,7 +38,7 @@ class NginxProcess:
         text, count = re.subn(r"listen 80;", f"listen 127.0.0.1:{self.port};", text)
         assert count == 1 and "app1:8000" not in text, "deploy/nginx.conf changed shape"
         temp = self.dir / "temp"
-        temp.mkdir()
+        temp.mkdir(exist_ok=True)  # a second port, the same folder
         main = f"""
 daemon off;
 master_process off;
@@ -89,7 +89,14 @@ http {{
                 "nginx"
             )
 
-        _wait_for(answers, 20, "nginx", self.proc)
+        try:
+            _wait_for(answers, 20, "nginx", self.proc)
+        except BaseException:
+            # Not left running (nor to the garbage collector's warning) when it fails.
+            self.proc.kill()
+            self.proc.wait(5)
+            self.proc = None
+            raise
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
