@@ -52,6 +52,15 @@ class Settings:
     solve_budget_s: float = 1.0
     # Budget for a practice game's hint (no answer within it: "unknown").
     hint_budget_s: float = 1.0
+    # The solver's processes for what players wait for (hints, reviews); 0: one per
+    # core this process may run on. Race creation's checks have one of their own.
+    solver_workers: int = 0
+    # Requests waiting for a solver process beyond those it is running; 0: two per
+    # process. Past it (or with one of theirs already waiting or running), an
+    # address or account is refused at once (boulanger.web.solving, docs/protocol.md).
+    solver_queue: int = 0
+    # Reviews of games the solver computes for one address a day (cached ones are free).
+    reviews_per_day_per_address: int = 100
     # When set, races created without a code get their catalog deals in a
     # sequence fixed by this text instead of at random: the same seed and the
     # same order of races give the same deals (tests, demonstrations).
