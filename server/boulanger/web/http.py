@@ -18,7 +18,7 @@ from ..engine import EngineError, GameCode
 from ..race.errors import Refused
 from ..race.race import FINISHED, Race
 from .clock import now_ms
-from .limits import requester
+from .limits import address_key, requester
 from .services import Server
 
 MAX_BODY = 4096
@@ -157,7 +157,9 @@ async def quick_race(request: Request) -> Response:
     cells = cells_of(data)
     await may_create(server, request)
     try:
-        answer = await server.quick.ask(cells)
+        answer = await server.quick.ask(
+            cells, address_key(request.client.host if request.client else "?")
+        )
     except LookupError:
         raise no_deal(cells) from None
     return JSONResponse(answer)

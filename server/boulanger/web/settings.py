@@ -89,6 +89,10 @@ class Settings:
     # this long after its second player joined.
     quick_race_players: int = 8
     quick_race_wait_s: float = 20.0
+    # A place handed out is held this long for its player to connect, and one
+    # address holds this many at once (boulanger.race.quick).
+    quick_place_s: float = 15.0
+    quick_places_per_address: int = 2
     # Accounts (boulanger.web.accounts): argon2id's cost per password hashed or checked.
     argon2_time_cost: int = 3
     argon2_memory_kib: int = 64 * 1024
