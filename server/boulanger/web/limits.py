@@ -23,6 +23,7 @@ import itertools
 import logging
 import secrets
 from dataclasses import dataclass
+from datetime import date
 
 from starlette.requests import HTTPConnection
 
@@ -139,6 +140,12 @@ class AddressLimits:
     async def may_review(self, host: str) -> bool:
         """Count one review computed for ``host``; False when it had its day's share."""
         return await self._hit(f"reviews:{{{address_key(host)}}}", self.reviews_per_day, DAY_S)
+
+    async def may_rank_new_account(self, host: str, day: date, limit: int) -> bool:
+        """Count a ranked daily of ``day`` from an account made that day, from ``host``;
+        False when it had ``limit`` of them."""
+        key = f"new-ranked:{{{address_key(host)}}}:{day.isoformat()}"
+        return await self._hit(key, limit, DAY_S)
 
     async def _hit(self, key: str, limit: int, window_s: float) -> bool:
         try:

@@ -108,6 +108,11 @@ class Settings:
     # Whether a guest's first daily attempt of the day is ranked (a server without
     # accounts in use). Off: a ranked attempt needs a signed-in account.
     daily_guests_ranked: bool = False
+    # Ranked dailies one address has a day from accounts made that day (0: no
+    # limit), and whether an address a guest was dealt today's deal from has no
+    # ranked daily that day (docs/fair-play.md, "Free accounts").
+    daily_new_accounts_per_address: int = 1
+    daily_guest_seen_unranks: bool = True
 
     def review_limits(self) -> ReviewLimits:
         """The review limits new races are created with."""
