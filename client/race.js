@@ -1069,6 +1069,9 @@ function resignButton(arm) {
 
 // A two-click confirmation: the first click arms for three seconds, the
 // second runs. Rendering asks armed(); every change of state redraws.
+// (A test on a slow machine may lengthen the window: arming.ms.)
+export const arming = { ms: 3000 };
+
 class Arm {
   constructor(run, redraw) {
     this.run = run;
@@ -1090,7 +1093,7 @@ class Arm {
     this.timer = setTimeout(() => {
       this.timer = 0;
       this.redraw();
-    }, 3000);
+    }, arming.ms);
     this.redraw();
   }
 

@@ -65,7 +65,7 @@ class NginxProcess:
         text = text.replace("/etc/nginx/certs/", f"{self.certs}/")
         assert count == tls == 1 and "app1:8000" not in text, "deploy/nginx.conf changed shape"
         temp = self.dir / "temp"
-        temp.mkdir()
+        temp.mkdir(exist_ok=True)  # a second port, the same folder
         main = f"""
 daemon off;
 master_process off;
@@ -125,7 +125,14 @@ http {{
                 "nginx"
             )
 
-        _wait_for(answers, 20, "nginx", self.proc)
+        try:
+            _wait_for(answers, 20, "nginx", self.proc)
+        except BaseException:
+            # Not left running (nor to the garbage collector's warning) when it fails.
+            self.proc.kill()
+            self.proc.wait(5)
+            self.proc = None
+            raise
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
