@@ -17,8 +17,13 @@ Starts ``boulanger serve`` (memory broker) and plays three parts:
   user measures the same three requests.
 - *daily* (its own server, default settings): one address takes today's
   deal as a guest, then for ``--daily-seconds`` makes fresh accounts and asks
-  a ranked attempt with each, as fast as the server answers. The rate
-  reached is extrapolated to ten minutes (said so in the output).
+  a ranked attempt with each, as fast as the server answers; then another
+  address does the same without a guest attempt first. The rate reached is
+  extrapolated to ten minutes (said so in the output).
+
+The other user's three requests are made once before the quiet figures
+(the solver's processes start on first use). Run an older tree's server
+with ``PYTHONPATH=DIR/server`` (``git archive <rev> server | tar -x -C DIR``).
 
 The hints and reviews server raises the address's race quota
 (``BOULANGER_RACES_PER_MINUTE_PER_ADDRESS``, 1000) so that the burst's
@@ -212,6 +217,7 @@ async def solver_parts(burst: int, parts: set[str]) -> None:
     try:
         async with http(server.base, ATTACKER) as bad, http(server.base, VICTIM) as good:
             victim = await practice(server.base, server.ws_base, good, VICTIM)
+            await victim_requests(victim, good)  # warm-up: the solver's processes start
             show("quiet server, the other user", await victim_requests(victim, good))
             players = await asyncio.gather(
                 *(practice(server.base, server.ws_base, bad, ATTACKER) for _ in range(burst))
@@ -256,6 +262,47 @@ async def solver_parts(burst: int, parts: set[str]) -> None:
         server.stop()
 
 
+async def farm(base: str, address: str, day: str, seconds: float) -> tuple[int, str]:
+    """Fresh accounts from ``address``, each asking a ranked attempt, for ``seconds``:
+    the ranked attempts taken, and a line of what happened."""
+    ranked = unranked = accounts = 0
+    refusals: dict[str, int] = {}
+    why: dict[str, int] = {}
+    began = time.perf_counter()
+    while time.perf_counter() - began < seconds:
+        async with http(base, address) as client:
+            made = await client.post(
+                "/api/accounts",
+                json={"name": f"farm{secrets.token_hex(4)}", "password": secrets.token_hex(8)},
+                headers={"Origin": base},
+            )
+            if made.status_code != 201:
+                code = made.json()["error"]["code"]
+                refusals[code] = refusals.get(code, 0) + 1
+                await asyncio.sleep(1)
+                continue
+            accounts += 1
+            attempt = await client.post(
+                f"/api/daily/{day}/attempts", json={}, headers={"Origin": base}
+            )
+            if attempt.status_code != 201:
+                code = attempt.json()["error"]["code"]
+                refusals[code] = refusals.get(code, 0) + 1
+                await asyncio.sleep(1)
+            elif attempt.json()["ranked"]:
+                ranked += 1
+            else:
+                unranked += 1
+                reason = attempt.json().get("unranked", "?")
+                why[reason] = why.get(reason, 0) + 1
+    took = time.perf_counter() - began
+    line = (
+        f"in {took:.0f} s from {address}: {accounts} accounts made, {ranked} ranked "
+        f"attempts, {unranked} unranked {why}, refusals {refusals}"
+    )
+    return ranked, line
+
+
 async def daily_part(seconds: float) -> None:
     server = ServerProcess("memory://", env={"BOULANGER_DAILY_GUESTS_RANKED": "0"})
     server.start()
@@ -265,50 +312,22 @@ async def daily_part(seconds: float) -> None:
             seen = await guest.post(
                 f"/api/daily/{day}/attempts", json={"player_key": secrets.token_urlsafe(24)}
             )
-            print(f"daily {day}: the guest's attempt {seen.status_code} ranked "
-                  f"{seen.json().get('ranked')}")  # fmt: skip
-        ranked = unranked = refused = accounts = 0
-        reasons: dict[str, int] = {}
-        why: dict[str, int] = {}
-        began = time.perf_counter()
-        while time.perf_counter() - began < seconds:
-            async with http(server.base, ATTACKER) as client:
-                made = await client.post(
-                    "/api/accounts",
-                    json={"name": f"farm{secrets.token_hex(4)}", "password": secrets.token_hex(8)},
-                    headers={"Origin": server.base},
-                )
-                if made.status_code != 201:
-                    refused += 1
-                    reasons[made.json()["error"]["code"]] = 1 + reasons.get(
-                        made.json()["error"]["code"], 0
-                    )
-                    await asyncio.sleep(1)
-                    continue
-                accounts += 1
-                attempt = await client.post(
-                    f"/api/daily/{day}/attempts", json={}, headers={"Origin": server.base}
-                )
-                if attempt.status_code != 201:
-                    refused += 1
-                    reasons[attempt.json()["error"]["code"]] = 1 + reasons.get(
-                        attempt.json()["error"]["code"], 0
-                    )
-                    await asyncio.sleep(1)
-                elif attempt.json()["ranked"]:
-                    ranked += 1
-                else:
-                    unranked += 1
-                    reason = attempt.json().get("unranked", "?")
-                    why[reason] = why.get(reason, 0) + 1
-        took = time.perf_counter() - began
+            print(
+                f"daily {day}: a guest's attempt from {ATTACKER} {seen.status_code} "
+                f"ranked {seen.json().get('ranked')}"
+            )
+        ranked, line = await farm(server.base, ATTACKER, day, seconds)
+        print(f"daily, after the guest saw the deal: {line}")
         print(
-            f"daily: in {took:.0f} s from {ATTACKER}: {accounts} accounts made, "
-            f"{ranked} ranked attempts, {unranked} unranked {why}, {refused} refusals {reasons}"
+            f"  ranked attempts in ten minutes, extrapolated from that rate: "
+            f"{ranked * 600 / seconds:.0f}"
         )
+        # Another address, no guest attempt first: the accounts alone.
+        ranked, line = await farm(server.base, "127.0.0.4", day, seconds)
+        print(f"daily, fresh accounts alone: {line}")
         print(
-            f"daily: ranked attempts in ten minutes, extrapolated from that rate: "
-            f"{ranked * 600 / took:.0f}"
+            f"  ranked attempts in ten minutes, extrapolated from that rate: "
+            f"{ranked * 600 / seconds:.0f} (a daily cap does not grow with time: see the note)"
         )
     finally:
         server.stop()
