@@ -5,9 +5,11 @@ races in which every rated player played at least RATED_MIN_ACTIONS actions)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import secrets
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,6 +40,28 @@ async def site() -> AsyncIterator[AppServer]:
         yield server
 
 
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+async def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AppServer]:
+    """On each store: the address rules are counted in the store's limits and keys."""
+    if request.param == "redis":
+        url = request.getfixturevalue("redis_proc").url
+    elif request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'boulanger.db'}"
+    else:
+        url = "memory://"
+    async with AppServer(url, env=ENV) as server:
+        yield server
+
+
+_ADDRESSES = itertools.count(1)
+
+
+def fresh_address() -> str:
+    """An address no other test of this session used (the session's Redis keeps counts)."""
+    n = next(_ADDRESSES)
+    return f"10.77.{n // 250}.{n % 250 + 1}"
+
+
 def client(site: AppServer, address: str) -> httpx.AsyncClient:
     """A browser at ``address`` (X-Forwarded-For, as uvicorn trusts it from 127.0.0.1)."""
     return httpx.AsyncClient(
@@ -61,10 +85,11 @@ async def attempt(http: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
 
 
 async def test_one_ranked_daily_a_day_per_address_from_accounts_made_that_day(
-    site: AppServer,
+    any_store: AppServer,
 ) -> None:
     clear_of_midnight(60)
-    async with client(site, "10.1.0.1") as first, client(site, "10.1.0.1") as second:
+    site, address = any_store, fresh_address()
+    async with client(site, address) as first, client(site, address) as second:
         await sign_up(first)
         await sign_up(second)
         assert (await attempt(first))["ranked"] is True
@@ -74,22 +99,23 @@ async def test_one_ranked_daily_a_day_per_address_from_accounts_made_that_day(
         refused = await attempt(second)
         assert refused["ranked"] is False and refused["unranked"] == "new_account"
         assert (await attempt(second))["unranked"] == "new_account"
-    async with client(site, "10.1.0.2") as elsewhere:
+    async with client(site, fresh_address()) as elsewhere:
         await sign_up(elsewhere)
         assert (await attempt(elsewhere))["ranked"] is True  # another address: its own
 
 
 async def test_no_ranked_daily_from_an_address_that_saw_the_deal_as_a_guest(
-    site: AppServer,
+    any_store: AppServer,
 ) -> None:
     clear_of_midnight(60)
-    async with client(site, "10.2.0.1") as http:
+    site = any_store
+    async with client(site, fresh_address()) as http:
         guest = await attempt(http, player_key=secrets.token_urlsafe(24))
         assert guest["ranked"] is False and guest["unranked"] == "sign_in"
         await sign_up(http)
         after = await attempt(http)
         assert after["ranked"] is False and after["unranked"] == "seen_as_guest"
-    async with client(site, "10.2.0.2") as other:
+    async with client(site, fresh_address()) as other:
         await sign_up(other)
         assert (await attempt(other))["ranked"] is True
 
