@@ -122,6 +122,8 @@ export class RaceView {
     if (info) this.adoptRace(info);
     if (this.watchOnly) return this.connect({ role: 'spectator' });
     if (this.creds.token) return this.connect({ role: 'player', token: this.creds.token });
+    // A race over (a profile's past race) opens on its results, not on a join form.
+    if (info && info.state === 'finished') return this.connect({ role: 'spectator' });
     // The host (or a rematch's or a quick race's player) joins at once, as their account if signed in.
     const name = this.creds.host_key || this.creds.rematch_of || this.creds.quick ? ((await whoAmI()) || {}).name || savedName() : '';
     if (this.destroyed) return;
