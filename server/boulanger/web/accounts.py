@@ -449,7 +449,8 @@ class Accounts:
             await self.store.add_result(account_id, result, a.HISTORY_MAX)
         held = any(standings[pid].review is not None for pid in accounts)
         fair = a.rated_race(practice=meta.practice, open_boards=meta.open_boards, daily=meta.daily)
-        if len(accounts) < 2 or held or not fair:
+        played = all(a.played_enough(standings[pid].actions) for pid in accounts)
+        if len(accounts) < 2 or held or not fair or not played:
             return
         cells = race.code.cells
         ids = list(accounts.values())

@@ -24,6 +24,9 @@ import itertools
 import logging
 import secrets
 from dataclasses import dataclass
+from datetime import date
+
+from starlette.requests import HTTPConnection
 
 from ..broker import Lease, Limits
 from ..broker.memory import MemoryLimits
@@ -32,7 +35,13 @@ from .logs import RateLimit
 log = logging.getLogger(__name__)
 
 WINDOW_S = 60.0  # races are counted over the last minute
+DAY_S = 86_400.0  # reviews are counted over the last day
 STORE_PATIENCE_S = 1.0  # longer than this, and the local counters decide
+
+
+def requester(conn: HTTPConnection) -> str:
+    """Who asks, as the solver's queue counts them (an address, by :func:`address_key`)."""
+    return f"address:{address_key(conn.client.host if conn.client else '?')}"
 
 
 def address_key(host: str) -> str:
@@ -60,12 +69,18 @@ class AddressLimits:
     """The limits as the server applies them: the store's counts, or this process's."""
 
     def __init__(
-        self, limits: Limits, max_connections: int, races_per_minute: int, lease_s: float = 90.0
+        self,
+        limits: Limits,
+        max_connections: int,
+        races_per_minute: int,
+        lease_s: float = 90.0,
+        reviews_per_day: int = 100,
     ) -> None:
         self.limits = limits
         self.local = MemoryLimits()
         self.max_connections = max_connections
         self.races_per_minute = races_per_minute
+        self.reviews_per_day = reviews_per_day
         # A lease lives this long unless renewed; it is renewed three times as often.
         self.lease_s = lease_s
         self._leases: dict[str, Lease] = {}  # this process's leases in the store, to renew
@@ -122,6 +137,16 @@ class AddressLimits:
     async def may_create(self, host: str) -> bool:
         """Count one race created from ``host``; False when it has created too many."""
         return await self.hit(f"created:{{{address_key(host)}}}", self.races_per_minute, WINDOW_S)
+
+    async def may_review(self, host: str) -> bool:
+        """Count one review computed for ``host``; False when it had its day's share."""
+        return await self.hit(f"reviews:{{{address_key(host)}}}", self.reviews_per_day, DAY_S)
+
+    async def may_rank_new_account(self, host: str, day: date, limit: int) -> bool:
+        """Count a ranked daily of ``day`` from an account made that day, from ``host``;
+        False when it had ``limit`` of them."""
+        key = f"new-ranked:{{{address_key(host)}}}:{day.isoformat()}"
+        return await self.hit(key, limit, DAY_S)
 
     async def hit(self, key: str, limit: int, window_s: float) -> bool:
         """Count one hit of ``key`` in the store, atomically (every process sees it), if
