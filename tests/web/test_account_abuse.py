@@ -32,6 +32,10 @@ ENV = {
     "BOULANGER_SIGNUPS_PER_ADDRESS": "1000",
     "BOULANGER_SIGNIN_ATTEMPTS_PER_ADDRESS": "1000",
     "BOULANGER_CEREMONIES_PER_ADDRESS": "1000",
+    # However slow the machine, every attempt the limits let through is checked
+    # (the pool's own refusals have a test of their own).
+    "BOULANGER_ARGON2_WAIT_S": "120",
+    "BOULANGER_ARGON2_WAITING_MAX": "1000",
 }
 PASSWORD = "correct horse"
 
