@@ -12,6 +12,7 @@ characters; two accounts may not have names that look alike.
 from __future__ import annotations
 
 import hashlib
+import re
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -85,6 +86,19 @@ def account_keys(name: str) -> list[str]:
     return keys[:1] if keys[0] == keys[1] else keys
 
 
+# A language the client shows its words in: a language code (ISO 639, two or
+# three lower-case letters). The server keeps it for the account and never
+# reads it: which languages there are is the client's (client/lang/).
+LANGUAGE = re.compile(r"[a-z]{2,3}")
+
+
+def check_language(raw: object) -> str:
+    """A language code as the account keeps it; :class:`Refused` ``bad_language`` otherwise."""
+    if not isinstance(raw, str) or LANGUAGE.fullmatch(raw) is None:
+        raise Refused("bad_language", "a language is a code of 2 or 3 lower-case letters")
+    return raw
+
+
 def check_password(raw: object) -> str:
     """A password within the policy; :class:`Refused` ``bad_password`` otherwise."""
     if not isinstance(raw, str) or not PASSWORD_MIN <= len(raw) <= PASSWORD_MAX:
@@ -125,9 +139,10 @@ class Account:
     # Sessions are opened under the account's epoch; a password change moves it on,
     # which ends every session opened before.
     epoch: int = 0
+    language: str | None = None  # the client's language, chosen on any device
 
     def to_dict(self) -> AccountDict:
-        return {
+        data: AccountDict = {
             "id": self.id,
             "name": self.name,
             "password": self.password,
@@ -135,8 +150,12 @@ class Account:
             "daily_key": self.daily_key,
             "secret": self.secret,
             "created": self.created,
-            "epoch": self.epoch,
         }
+        if self.epoch:  # left out until the password changes: older records keep their bytes
+            data["epoch"] = self.epoch
+        if self.language is not None:  # left out until chosen: older records keep their bytes
+            data["language"] = self.language
+        return data
 
     @classmethod
     def from_dict(cls, data: AccountDict) -> Account:
@@ -149,6 +168,7 @@ class Account:
             secret=str(data.get("secret", "")),
             created=int(data.get("created", 0)),
             epoch=int(data.get("epoch", 0)),
+            language=data.get("language"),
         )
 
     def passkey(self, credential_id: str) -> Passkey | None:
@@ -163,6 +183,7 @@ class Me(TypedDict):
     password: bool
     passkeys: int
     url: str
+    language: str | None
 
 
 def me(account: Account) -> Me:
@@ -172,6 +193,7 @@ def me(account: Account) -> Me:
         "password": account.password is not None,
         "passkeys": len(account.passkeys),
         "url": profile_url(account.name),
+        "language": account.language,
     }
 
 
@@ -379,6 +401,7 @@ class AccountDict(TypedDict):
     secret: str
     created: int
     epoch: NotRequired[int]
+    language: NotRequired[str]
 
 
 class CeremonyDict(TypedDict):
