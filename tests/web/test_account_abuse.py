@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import json
 import secrets
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -411,7 +412,7 @@ async def test_a_name_in_capitals_is_the_accounts_name() -> None:
 
 async def test_no_account_takes_the_name_guests_are_given() -> None:
     async with AppServer("memory://", env=ENV) as server, _client(server) as http:
-        for name in ("Player", "PLAYER", "P1ayer"):
+        for name in ("Player", "PLAYER", "P1ayer", "Gracz", "\u0418\u0433\u0440\u043e\u043a"):
             answer = await http.post("/api/accounts", json={"name": name, "password": PASSWORD})
             assert answer.status_code == 400 and answer.json()["error"]["code"] == "bad_name"
         race = await create_race(server.base)
@@ -434,8 +435,10 @@ async def test_profile_links_encode_the_name() -> None:
 
 
 def test_the_reserved_names_are_the_clients() -> None:
-    app = (Path(__file__).resolve().parents[2] / "client" / "app.js").read_text()
-    assert f"saveName('{a.GUEST_DEFAULT}')" in app
+    client = Path(__file__).resolve().parents[2] / "client"
+    assert "saveName(t('name.default'))" in (client / "app.js").read_text()
+    given = {json.loads(path.read_text())["name.default"] for path in client.glob("lang/*.json")}
+    assert given == set(a.GUEST_DEFAULTS)
 
 
 async def test_an_account_kept_under_the_old_name_key_is_still_found() -> None:

@@ -38,10 +38,11 @@ SESSION_DAYS = 30
 DEVICE_DAYS = 180  # a device cookie: this browser signed in to the account before
 HISTORY_MAX = 200  # races kept per account (the oldest go)
 DELETED = "deleted player"
-# The name the web client gives a guest who has not chosen one: no account may take
-# it (nor a look-alike), so that no account can turn new guests away.
-GUEST_DEFAULT = "Player"
-RESERVED = (DELETED, GUEST_DEFAULT)
+# The names the web client gives a guest who has not chosen one, in each of its
+# languages (client/lang/*.json, "name.default"): no account may take one (nor a
+# look-alike), so that no account can turn new guests away.
+GUEST_DEFAULTS = ("Player", "Spiller", "Gracz", "Jucător", "Игрок", "Spelare")
+RESERVED = (DELETED, *GUEST_DEFAULTS)
 
 
 def account_name(raw: object) -> str:
@@ -60,6 +61,11 @@ def account_name(raw: object) -> str:
 def reserved(name: str) -> bool:
     """Whether ``name`` looks like a name no account may have (:data:`RESERVED`)."""
     return any(look_alike(name, kept) for kept in RESERVED)
+
+
+def guest_default(name: str) -> bool:
+    """Whether ``name`` looks like a name the client gives guests (:data:`GUEST_DEFAULTS`)."""
+    return any(look_alike(name, kept) for kept in GUEST_DEFAULTS)
 
 
 def profile_url(name: str) -> str:

@@ -480,8 +480,8 @@ class Accounts:
             cleaned = clean_name(name or "")
         except Refused:
             return  # the race refuses it as bad_name
-        if look_alike(cleaned, a.GUEST_DEFAULT):
-            return  # the client's name for guests: no account may hold it
+        if a.guest_default(cleaned):
+            return  # a name the client gives guests: no account may hold it
         if look_alike(cleaned, a.DELETED) or any(
             [await self.store.name_taken(key) for key in a.account_keys(cleaned)]
         ):
