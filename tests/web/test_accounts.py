@@ -101,7 +101,13 @@ async def test_password_account_and_its_session_cookie(site: AppServer) -> None:
         assert "httponly" in cookie and "samesite=lax" in cookie and "path=/" in cookie
         assert "secure" not in cookie  # served over HTTP here: cookie_secure is off
         me = (await http.get("/api/me")).json()["account"]
-        assert me == {"name": name, "password": True, "passkeys": 0, "url": f"/@/{name}"}
+        assert me == {
+            "name": name,
+            "password": True,
+            "passkeys": 0,
+            "url": f"/@/{name}",
+            "moderator": False,
+        }
         # Sign out: the session is gone from the store, not only from this browser.
         old = http.cookies["bk_session"]
         assert (await http.delete("/api/session")).status_code == 200

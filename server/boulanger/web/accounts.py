@@ -35,11 +35,14 @@ from starlette.responses import Response
 
 from ..broker import DailyStore
 from ..broker.accounts import AccountStore
+from ..broker.desk import DeskStore, RaceSeen, RatedRaceDict
 from ..race import accounts as a
 from ..race import daily as d
 from ..race.errors import Refused
 from ..race.ids import secret_hash
 from ..race.names import clean_name
+from ..race.review import review_wire
+from ..race.wire import ReviewWire
 from .clock import now_ms
 from .hub import RaceHub
 from .settings import Settings
@@ -79,17 +82,22 @@ class ProfileRace(a.RaceResultDict):
 
     url: str
     record: str
+    review: ReviewWire | None
 
 
 class Accounts:
     """Accounts in one server process: their store, the password hasher, the days they keep.
 
     ``daily`` is the daily challenge's store: a profile shows the account's
-    streak, and a deleted account's entries are renamed there.
+    streak, and a deleted account's entries are renamed there. ``desk`` keeps
+    moderators' decisions: a rated race's results and ratings follow them.
     """
 
-    def __init__(self, store: AccountStore, settings: Settings, daily: DailyStore) -> None:
+    def __init__(
+        self, store: AccountStore, settings: Settings, daily: DailyStore, desk: DeskStore
+    ) -> None:
         self.store = store
+        self.desk = desk
         self.settings = settings
         self.daily = daily
         self.hasher = PasswordHasher(
@@ -255,27 +263,74 @@ class Accounts:
                 time_ms=s.time_ms,
                 daily=meta.daily,
                 ranked=meta.ranked,
+                held=s.review,
             )
             await self.store.add_result(account_id, result, a.HISTORY_MAX)
-        held = any(standings[pid].review is not None for pid in accounts)
         fair = a.rated_race(practice=meta.practice, open_boards=meta.open_boards, daily=meta.daily)
-        if len(accounts) < 2 or held or not fair:
+        if len(accounts) < 2 or not fair:
             return
+        day = d.today(at).isoformat()
+        for player_id in accounts:  # the review desk lists each held result and the winner
+            s = standings[player_id]
+            if s.review is not None or s.rank == 1:
+                await self.desk.add_race_result(
+                    day,
+                    RaceSeen(
+                        race.race_id,
+                        player_id,
+                        s.name,
+                        race.code.cells,
+                        len(race.players),
+                        s.rank,
+                        s.time_ms,
+                        s.actions,
+                        s.review,
+                        s.line,
+                        s.line_held,
+                        at,
+                    ),
+                )
+        # The race's change of rating for each player, from the ratings all had when
+        # it ended; applied while the player's result counts (held: once confirmed).
         cells = race.code.cells
-        ids = list(accounts.values())
-        before = [await self.store.rating(i, cells) or a.Rating() for i in ids]
+        before = [await self.store.rating(i, cells) or a.Rating() for i in accounts.values()]
         places = [standings[pid].rank or len(race.players) for pid in accounts]
-        for index, account_id in enumerate(ids):
-            if await self.store.account(account_id) is None:
-                continue  # deleted meanwhile
+        after = a.update_ratings(before, places)
+        rated: RatedRaceDict = {
+            "cells": cells,
+            "players": {
+                pid: {
+                    "account_id": account_id,
+                    "change": [new.mu - old.mu, new.sigma - old.sigma],
+                    "applied": False,
+                }
+                for (pid, account_id), old, new in zip(accounts.items(), before, after, strict=True)
+            },
+        }
+        await self.desk.set_rated_race(race.race_id, rated)
+        for player_id in accounts:
+            if standings[player_id].review is None:
+                await self.follow_decision(race.race_id, player_id, counts=True)
 
-            def change(found: a.Rating | None, index: int = index) -> a.Rating:
-                # The opponents as they were when the race ended; this player's own
-                # rating as it is now (another race may have just moved it).
-                mine = [*before[:index], found or a.Rating(), *before[index + 1 :]]
-                return a.update_ratings(mine, places)[index]
+    async def follow_decision(self, race_id: str, player_id: str, *, counts: bool) -> None:
+        """Apply the player's change of rating of a rated race when their result counts,
+        or take it back when it does not (a moderator's decision); once each way."""
+        rated = await self.desk.rated_race(race_id)
+        player = None if rated is None else rated["players"].get(player_id)
+        if rated is None or player is None:
+            return
+        flipped = await self.desk.mark_applied(race_id, player_id, counts)
+        account_id = player["account_id"]
+        if flipped is None or await self.store.account(account_id) is None:
+            return
+        mu, sigma = flipped
 
-            await self.store.update_rating(account_id, cells, change)
+        def change(found: a.Rating | None) -> a.Rating:
+            now = found or a.Rating()
+            races = now.races + (1 if counts else -1)
+            return a.Rating(now.mu + mu, max(0.01, now.sigma + sigma), max(0, races))
+
+        await self.store.update_rating(account_id, rated["cells"], change)
 
     async def rating_shown(self, account: a.Account, cells: int) -> int:
         """The account's rating for ``cells`` as shown beside its name."""
@@ -337,6 +392,8 @@ class Accounts:
         streak = await self.daily.streak(account.daily_key, today)
         won = await self.daily.won_days(account.daily_key, today, 400)
         played = {date.fromisoformat(r.daily) for r in results if r.daily and r.ranked}
+        shown = results[:HISTORY_SHOWN]
+        reviews = [await self._review_of(account, r) for r in shown]
         ratings = {}
         for cells in CELLS:
             found = await store.rating(account.id, cells)
@@ -354,7 +411,16 @@ class Accounts:
                     **r.to_dict(),
                     "url": f"/race/{r.race_id}",
                     "record": f"/api/races/{r.race_id}/records/{r.player_id}",
+                    "review": review,
                 }
-                for r in results[:HISTORY_SHOWN]
+                for r, review in zip(shown, reviews, strict=True)
             ],
         }
+
+    async def _review_of(self, account: a.Account, result: a.RaceResult) -> ReviewWire | None:
+        """A result's review as its player's profile shows it: held, or as decided."""
+        if result.daily is not None and result.ranked:
+            entry = await self.daily.player(date.fromisoformat(result.daily), account.daily_key)
+            return None if entry is None else review_wire(entry.entry.review, entry.entry.decision)
+        decided = (await self.desk.decisions(f"race:{result.race_id}")).get(result.player_id)
+        return review_wire(result.held, decided)

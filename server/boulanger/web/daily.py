@@ -102,7 +102,7 @@ class Daily:
         host = next((pl for pl in race.players.values() if pl.host), None)
         if host is None:  # nobody joined as the host: the race cannot have started
             return
-        entry = d.entry_from_standing(race.standing(host), meta.time_limit_s * 1000)
+        entry = d.entry_from_standing(race.standing(host), meta.time_limit_s * 1000, now_ms())
         record = race.record(host.player_id).to_dict()
         recorded = await self.store.record(
             d.parse_date(meta.daily), meta.player_key_hash, entry, record
