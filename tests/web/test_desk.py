@@ -325,3 +325,67 @@ async def test_moderators_are_granted_listed_and_taken_back_from_the_command_lin
         assert unknown.returncode == 1 and "no account named 'Nobody'" in unknown.stderr
         nameless = await asyncio.to_thread(moderators, server.broker_url, "add")
         assert nameless.returncode == 2
+
+
+async def test_a_rated_race_waits_for_the_desk_and_follows_its_decision(
+    memory_server: AppServer,
+) -> None:
+    """Ann wins with the solver's line at machine speed (held), Bo resigns: no rating
+    moves until a moderator decides; confirmed, both do; disqualified, Ann's goes back."""
+    server = memory_server
+    ann, bo = "Ann" + secrets.token_hex(3), "Bo" + secrets.token_hex(3)
+    code = "BK1-C4-AAAAAAB"  # deal 1
+    h_ann, h_bo = await _account(server, ann), await _account(server, bo)
+    _, desk = await _moderator(server)
+    async with contextlib.aclosing(h_ann), contextlib.aclosing(h_bo), contextlib.aclosing(desk):
+        async with httpx.AsyncClient(base_url=server.base) as http:
+            created = (await http.post("/api/races", json={"code": code})).json()
+
+        def headers(client: httpx.AsyncClient) -> dict[str, str]:
+            return {"origin": server.base, "cookie": f"bk_session={client.cookies['bk_session']}"}
+
+        r_ann = await Racer(server.ws_base, created["race_id"], headers(h_ann)).connect()
+        r_bo = await Racer(server.ws_base, created["race_id"], headers(h_bo)).connect()
+        pid = (await r_ann.join(ann, host_key=created["host_key"]))["player_id"]
+        await r_bo.join(bo)
+        await r_ann.start()
+        for move in solve(code, budget=60).actions:
+            answer = await r_ann.move(move["src"], move["dst"], move["count"])
+        assert answer["status"] == "won"
+        await r_bo.act("resign")
+        await r_ann.wait_event("race_over")
+        for racer in (r_ann, r_bo):
+            await racer.close()
+
+        async def profile(name: str) -> dict[str, Any]:
+            return dict((await h_ann.get(f"/api/players/{name}")).json())
+
+        async def listed() -> dict[str, Any] | None:
+            found = [
+                r
+                for r in (await desk.get("/api/desk")).json()["results"]
+                if r["result"] == f"race:{created['race_id']}:{pid}"
+            ]
+            return found[0] if found else None
+
+        seen = await _until(listed, "the held race result is on the desk")
+        assert seen["status"] == "held" and seen["kind"] == "race" and seen["rank"] == 1
+        assert seen["race"] == f"/race/{created['race_id']}"
+        assert (await desk.get(f"{seen['record']}/replay")).status_code == 200
+        assert (await profile(ann))["ratings"] == {} and (await profile(bo))["ratings"] == {}
+        assert (await profile(ann))["races"][0]["review"]["status"] == "held"
+
+        confirmed = await _decide(desk, seen["result"], "confirmed", "held", "a fast hand")
+        assert confirmed.status_code == 200, confirmed.text
+        won, lost = await profile(ann), await profile(bo)
+        assert won["ratings"]["4"]["races"] == 1 and lost["ratings"]["4"]["races"] == 1
+        assert won["ratings"]["4"]["rating"] > lost["ratings"]["4"]["rating"]
+        assert won["races"][0]["review"] == {"status": "confirmed", "reason": "a fast hand"}
+
+        gone = await _decide(desk, seen["result"], "disqualified", "confirmed", "a copied line")
+        assert gone.status_code == 200, gone.text
+        assert (await profile(ann))["ratings"]["4"] == {"rating": 0, "races": 0}
+        assert (await profile(bo))["ratings"]["4"] == lost["ratings"]["4"]
+        race = (await h_bo.get(f"/api/races/{created['race_id']}")).json()
+        standing = next(p for p in race["players"] if p["player_id"] == pid)
+        assert standing["review"] == {"status": "disqualified", "reason": "a copied line"}

@@ -167,6 +167,7 @@ class RatedPlayerDict(TypedDict):
     account_id: str
     change: list[float]
     applied: bool
+    held: NotRequired[bool]  # held for review when the race ended
 
 
 class RatedRaceDict(TypedDict):
@@ -237,7 +238,9 @@ class DeskStore:
         await self.kv.push("bk:{audit}", _dump(entry.to_dict()), AUDIT_MAX)
 
     async def audit(self, limit: int) -> list[AuditEntry]:
-        return [AuditEntry.from_dict(json.loads(t)) for t in await self.kv.items("bk:{audit}", limit)]
+        return [
+            AuditEntry.from_dict(json.loads(t)) for t in await self.kv.items("bk:{audit}", limit)
+        ]
 
     # -- rated races ----------------------------------------------------------------
 

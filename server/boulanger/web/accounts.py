@@ -41,7 +41,7 @@ from ..race import daily as d
 from ..race.errors import Refused
 from ..race.ids import secret_hash
 from ..race.names import clean_name
-from ..race.review import review_wire
+from ..race.review import counts, review_wire
 from ..race.wire import ReviewWire
 from .clock import now_ms
 from .hub import RaceHub
@@ -291,7 +291,8 @@ class Accounts:
                     ),
                 )
         # The race's change of rating for each player, from the ratings all had when
-        # it ended; applied while the player's result counts (held: once confirmed).
+        # it ended; applied while the player's result counts. While a result is held,
+        # none is: the race's ratings wait for the review desk (follow_decisions).
         cells = race.code.cells
         before = [await self.store.rating(i, cells) or a.Rating() for i in accounts.values()]
         places = [standings[pid].rank or len(race.players) for pid in accounts]
@@ -303,34 +304,42 @@ class Accounts:
                     "account_id": account_id,
                     "change": [new.mu - old.mu, new.sigma - old.sigma],
                     "applied": False,
+                    "held": standings[pid].review is not None,
                 }
                 for (pid, account_id), old, new in zip(accounts.items(), before, after, strict=True)
             },
         }
         await self.desk.set_rated_race(race.race_id, rated)
-        for player_id in accounts:
-            if standings[player_id].review is None:
-                await self.follow_decision(race.race_id, player_id, counts=True)
+        await self.follow_decisions(race.race_id)
 
-    async def follow_decision(self, race_id: str, player_id: str, *, counts: bool) -> None:
-        """Apply the player's change of rating of a rated race when their result counts,
-        or take it back when it does not (a moderator's decision); once each way."""
+    async def follow_decisions(self, race_id: str) -> None:
+        """Apply each player's change of rating of a rated race while their result
+        counts, and take it back when it does not (a moderator's decision); nothing
+        while a result of the race is held and undecided. Each change is applied,
+        or taken back, once (the race's note says which it is)."""
         rated = await self.desk.rated_race(race_id)
-        player = None if rated is None else rated["players"].get(player_id)
-        if rated is None or player is None:
+        if rated is None:
             return
-        flipped = await self.desk.mark_applied(race_id, player_id, counts)
-        account_id = player["account_id"]
-        if flipped is None or await self.store.account(account_id) is None:
+        decided = await self.desk.decisions(f"race:{race_id}")
+        players = rated["players"]
+        if any(p.get("held") and pid not in decided for pid, p in players.items()):
             return
-        mu, sigma = flipped
+        for player_id, player in players.items():
+            held = "held" if player.get("held") else None
+            applied = counts(held, decided.get(player_id))
+            flipped = await self.desk.mark_applied(race_id, player_id, applied)
+            account_id = player["account_id"]
+            if flipped is None or await self.store.account(account_id) is None:
+                continue
 
-        def change(found: a.Rating | None) -> a.Rating:
-            now = found or a.Rating()
-            races = now.races + (1 if counts else -1)
-            return a.Rating(now.mu + mu, max(0.01, now.sigma + sigma), max(0, races))
+            def change(
+                found: a.Rating | None, by: list[float] = flipped, applied: bool = applied
+            ) -> a.Rating:
+                now = found or a.Rating()
+                races = now.races + (1 if applied else -1)
+                return a.Rating(now.mu + by[0], max(0.01, now.sigma + by[1]), max(0, races))
 
-        await self.store.update_rating(account_id, rated["cells"], change)
+            await self.store.update_rating(account_id, rated["cells"], change)
 
     async def rating_shown(self, account: a.Account, cells: int) -> int:
         """The account's rating for ``cells`` as shown beside its name."""

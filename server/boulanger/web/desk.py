@@ -6,7 +6,7 @@ held results and top results, daily and of rated races, with their signals,
 and confirms or disqualifies each with a note. The decision is kept in the
 store (:class:`~boulanger.broker.desk.DeskStore`), logged in the audit log,
 and followed wherever the result shows: the daily leaderboard and streaks
-(:meth:`DailyStore.decide`), ratings (:meth:`Accounts.follow_decision`), a
+(:meth:`DailyStore.decide`), ratings (:meth:`Accounts.follow_decisions`), a
 race's standings (:meth:`find_decisions`, read when a race is shown) and
 profiles. Every process reads the same store, so every process follows it.
 """
@@ -33,7 +33,6 @@ from ..race.review import (
     Decision,
     DecisionDict,
     LineSignalDict,
-    counts,
     review_wire,
     status_of,
 )
@@ -275,8 +274,7 @@ class Desk:
             if ranked is not None and ranked.rank is not None:
                 await self.broker.publish(daily_channel(day), published(day, ranked))
             return
-        race_id = target.subject.removeprefix("race:")
-        await self.accounts.follow_decision(race_id, target.key, counts=counts(review, decision))
+        await self.accounts.follow_decisions(target.subject.removeprefix("race:"))
 
     async def find_decisions(self, hub: RaceHub) -> None:
         """Note in ``hub`` the decisions on its race's results, for its snapshots (read
