@@ -2,6 +2,7 @@
 // Everything is optional: races with friends need no account.
 
 import { h, clear, clock, toast, api, playerKey, whoAmI, setMe } from './dom.js';
+import { t, reviewTag } from './review.js';
 
 function signedIn(account, navigate) {
   setMe(account);
@@ -153,7 +154,11 @@ function accountPanel(me, navigate) {
 
 // -- /@/{name} ---------------------------------------------------------------------------
 
-const PLACE = (r) => (r.place === null ? 'held for review' : r.players > 1 ? `#${r.place} of ${r.players}` : r.won ? 'won' : 'not won');
+const PLACE = (r) => {
+  if (r.review && r.review.status === 'disqualified') return t('place_disqualified');
+  if (r.place === null || (r.review && r.review.status === 'held')) return t('place_held');
+  return r.players > 1 ? `#${r.place} of ${r.players}` : r.won ? 'won' : 'not won';
+};
 
 export async function profilePage(root, name) {
   clear(root, h('p', { class: 'loading' }, 'Loading the profile…'));
@@ -187,6 +192,7 @@ export async function profilePage(root, name) {
     h('h2', {}, 'Last races'),
     h('ul', { class: 'history' }, p.races.map((r) => h('li', {},
       h('a', { href: r.url, 'data-link': '' }, r.daily ? `Daily ${r.daily}${r.ranked ? '' : ' (practice)'}` : `Race, ${r.cells} cells`),
-      ` · ${PLACE(r)}`, r.time_ms !== null ? ` · ${clock(r.time_ms)}` : '', ' · ',
+      ` · ${PLACE(r)}`, r.time_ms !== null ? ` · ${clock(r.time_ms)}` : '',
+      r.review && r.review.status !== 'held' ? [' ', reviewTag(r.review), ` ${r.review.reason}`] : '', ' · ',
       h('a', { href: r.record }, 'record'))))));
 }

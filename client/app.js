@@ -20,6 +20,9 @@ const ROUTES = [
   [/^\/practice\/?$/, () => practice()],
   [/^\/rules\/?$/, () => rules()],
   [/^\/account\/?$/, () => account()],
+  [/^\/desk\/?$/, () => desk()],
+  [/^\/desk\/race\/([A-Za-z0-9_-]{1,64})\/replay\/([^/]+)\/?$/, (id, who) => replayPage('desk-race', id, who)],
+  [/^\/desk\/daily\/([^/]+)\/replay\/([^/]+)\/?$/, (date, who) => replayPage('desk-daily', decodeURIComponent(date), who)],
   [/^\/@\/([^/]{1,80})\/?$/, (name) => profile(name)],
 ];
 
@@ -289,6 +292,18 @@ function profile(name) {
   });
 }
 
+// -- the review desk (desk.js), for moderators -----------------------------------------
+
+function desk() {
+  page('Review desk', h('p', { class: 'loading' }, 'Loading…'));
+  import('./desk.js').then(({ DeskPage }) => {
+    if (!location.pathname.startsWith('/desk')) return;
+    const view = new DeskPage(main);
+    current = view;
+    view.mount();
+  });
+}
+
 // -- race -------------------------------------------------------------------------
 
 function racePage(raceId) {
@@ -305,11 +320,12 @@ function racePage(raceId) {
 async function replayPage(kind, key, first) {
   page('Replay', h('p', { class: 'loading' }, 'Loading the replay…'));
   const path = location.pathname;
-  const { ReplayPage, raceSource, dailySource } = await import('./replay.js');
+  const { ReplayPage, raceSource, dailySource, deskSource } = await import('./replay.js');
   if (location.pathname !== path) return; // gone elsewhere meanwhile
   const more = (new URLSearchParams(location.search).get('with') || '').split(',').filter(Boolean);
   const ids = [decodeURIComponent(first), ...more].filter((id, i, all) => all.indexOf(id) === i);
-  const view = new ReplayPage(main, kind === 'race' ? raceSource(key) : dailySource(key), ids, navigate);
+  const source = kind === 'race' ? raceSource(key) : kind === 'daily' ? dailySource(key) : deskSource(kind.slice(5), key);
+  const view = new ReplayPage(main, source, ids, navigate);
   current = view;
   view.mount();
 }

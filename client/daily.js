@@ -3,6 +3,7 @@
 
 import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
 import { setConnectionIndicator } from './race.js';
+import { t, reviewNote } from './review.js';
 
 const FIRST_DAY = '2026-01-01';
 
@@ -145,9 +146,9 @@ export class DailyPage {
       mine.push(h('p', { class: 'my-result' },
         `Your result: ${RESULT_TEXT[entry.result] || entry.result}`,
         entry.result === 'won' ? ` in ${clock(entry.time_ms)}` : ` with ${entry.foundation_cards}/52 cards`,
-        entry.review ? ' — held for review, off the leaderboard.' : ` — #${me.rank} of ${me.total}.`,
+        dailyPlace(entry, me),
         me.streak > 1 ? ` ${me.streak} days in a row.` : ''));
-      if (entry.review) mine.push(h('p', { class: 'held small' }, `Why: ${entry.review.reason}.`));
+      for (const line of reviewNote(entry.review)) mine.push(h('p', { class: `held small review-${entry.review.status}` }, line));
       if (me.share) {
         mine.push(h('div', { class: 'share' },
           h('label', { for: 'daily-share' }, 'Share (the result, not the deal)'),
@@ -278,4 +279,13 @@ export class DailyPage {
       this.retry = setTimeout(() => this.live(next), wait / 2 + Math.random() * wait / 2);
     };
   }
+}
+
+// Where my entry of the day stands: its place, or its review.
+function dailyPlace(entry, me) {
+  const review = entry.review;
+  if (review && review.status === 'disqualified') return t('daily_disqualified');
+  if (review && review.status === 'confirmed' && me.rank) return t('daily_confirmed', { rank: me.rank, total: me.total });
+  if (review || !me.rank) return t('daily_held');
+  return ` — #${me.rank} of ${me.total}.`;
 }

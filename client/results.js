@@ -3,6 +3,7 @@
 
 import { h, clock, ordinal, copyButton, ghostLink, keepBest } from './dom.js';
 import { STATUS_TEXT, accountTags } from './track.js';
+import { reviewTag, reviewNote } from './review.js';
 
 const RESULT_COLUMNS = ['#', 'Player', 'Time', 'Cards', 'Score', 'Moves', 'Result'];
 
@@ -17,7 +18,7 @@ export function resultsPanel(page) {
   return h('div', { class: 'panel results' },
     h('h2', {}, solo ? 'Your result' : 'Results'),
     reason ? h('p', {}, reason, page.race.open_boards ? ' This race had open boards: spectators watched every board live.' : '') : null,
-    mine && mine.review ? h('p', { class: 'held', role: 'status' }, `Your result is held for review: ${mine.review.reason}.`) : null,
+    mine && mine.review ? h('div', { class: `held review-${mine.review.status}`, role: 'status' }, reviewNote(mine.review).map((line) => h('p', {}, line))) : null,
     place ? h('p', { class: 'my-place' }, `#${place.rank} of ${place.total} today`) : null,
     solo && mine ? resultCard(mine) : h('table', { class: 'results-table' },
       h('thead', {}, h('tr', {}, RESULT_COLUMNS.map((t) => h('th', { scope: 'col' }, t)))),
@@ -29,7 +30,7 @@ export function resultsPanel(page) {
         h('td', { 'data-label': 'Score' }, String(p.score)),
         h('td', { 'data-label': 'Moves' }, String(p.actions)),
         h('td', { 'data-label': 'Result' }, STATUS_TEXT[p.status] || p.status,
-          p.review ? h('span', { class: 'tag held', title: p.review.reason }, 'held for review') : null))))),
+          ' ', reviewTag(p.review)))))),
     h('div', { class: 'share' },
       h('label', { for: 'share-text' }, 'Share'),
       h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 3 }, text), copyButton(() => text, 'Copy'), shareButton(text))),
@@ -62,7 +63,7 @@ function resultCard(p) {
   const won = p.status === 'won';
   return h('dl', { class: 'result-card' },
     h('div', {}, h('dt', {}, 'Result'), h('dd', {}, won ? `won in ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status,
-      p.review ? h('span', { class: 'tag held', title: p.review.reason }, 'held for review') : null)),
+      ' ', reviewTag(p.review))),
     h('div', {}, h('dt', {}, 'Cards on foundations'), h('dd', {}, `${p.foundation_cards}/52`)),
     h('div', {}, h('dt', {}, 'Score'), h('dd', {}, String(p.score))),
     h('div', {}, h('dt', {}, 'Moves'), h('dd', {}, String(p.actions))));
