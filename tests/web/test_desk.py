@@ -122,6 +122,28 @@ async def _held_daily(server: AppServer) -> tuple[str, str, dict[str, Any]]:
     return key, name, me["entry"]
 
 
+async def _resigned_daily(server: AppServer) -> tuple[str, str]:
+    """A guest's ranked daily of today, resigned at once: it counts (too short to judge)."""
+    key, name = secrets.token_urlsafe(24), f"Quit{secrets.randbelow(10**6)}"
+    async with _client(server) as http:
+        attempt = (
+            await http.post(f"/api/daily/{_today()}/attempts", json={"player_key": key})
+        ).json()
+    player = await Racer(server.ws_base, attempt["race_id"]).connect()
+    await player.join(name, host_key=attempt["host_key"])
+    await player.send(type="start")
+    await player.until_started()
+    await player.act("resign")
+    await player.wait_event("race_over")
+    await player.close()
+
+    async def recorded() -> bool:
+        return (await _me(server, key))["rank"] is not None
+
+    await _until(recorded, "the resigned entry is on the leaderboard")
+    return key, name
+
+
 async def _me(server: AppServer, key: str) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=server.base) as http:
         answer = await http.get(f"/api/daily/{_today()}/me", headers={"X-Player-Key": key})
@@ -249,6 +271,20 @@ async def test_a_disqualified_daily_result_stays_off_and_its_player_sees_why(
     assert me["entry"]["review"] == {"status": "disqualified", "reason": "machine pace"}
     # The thresholds are not on the player's wire.
     assert "held from" not in json.dumps(me) and "on_line" not in json.dumps(me)
+
+    # A top result that was not held is on the desk too, and can be disqualified.
+    quit_key, quitter = await _resigned_daily(server)
+    again_desk = httpx.AsyncClient(
+        base_url=server.base, headers={"origin": server.base}, cookies=desk.cookies
+    )
+    async with again_desk as desk:
+        top = [r for r in (await desk.get("/api/desk")).json()["results"] if r["name"] == quitter]
+        assert len(top) == 1 and top[0]["status"] == "counted" and top[0]["rank"] is not None
+        assert top[0]["review"] is None and top[0]["line"] is None
+        answer = await _decide(desk, top[0]["result"], "disqualified", "counted", "two accounts")
+        assert answer.status_code == 200, answer.text
+    assert quitter not in await _board(server)
+    assert (await _me(server, quit_key))["entry"]["review"]["status"] == "disqualified"
 
 
 DESK_ROUTES = [

@@ -218,7 +218,7 @@ class Desk:
         if status_of(review, current) != was:
             raise Refused("decided_meanwhile", f"this result is {status_of(review, current)} now")
         if current is not None and current.status == verdict:
-            await self._follow(target, current, review)
+            await self._follow(target, current)
             return current
         decision = Decision(verdict, note, moderator.name, now_ms())
         try:
@@ -240,7 +240,7 @@ class Desk:
             )
         )
         log.info("desk: %s %s by %s", target.result, verdict, moderator.name)
-        await self._follow(target, decision, review)
+        await self._follow(target, decision)
         return decision
 
     async def _find(self, target: Target) -> tuple[str, str | None]:
@@ -266,7 +266,7 @@ class Desk:
         standing = race.standing(race.players[target.key])
         return standing.name, standing.review
 
-    async def _follow(self, target: Target, decision: Decision, review: str | None) -> None:
+    async def _follow(self, target: Target, decision: Decision) -> None:
         """Make the result count, or not, as ``decision`` says."""
         if target.kind == "daily":
             day = d.parse_date(target.subject.removeprefix("daily:"))
