@@ -1,12 +1,14 @@
 """The review desk in Chromium, at a phone's size (390x844) and a desktop's (1280x800):
 a moderator reads a held daily result's signals, confirms it with a note, reverses
 it; its player sees the decision and its reason; a player who is no moderator sees
-no desk. Screenshots: docs/screenshots/desk-phone.png and desk-desktop.png."""
+no desk. Screenshots: test-artifacts/screenshots/desk-phone.png and desk-desktop.png,
+and with BOULANGER_UPDATE_SCREENSHOTS=1 into docs/screenshots/ too."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import secrets
 import shutil
 import subprocess
@@ -111,7 +113,8 @@ def _shoot(p: Player, name: str, full_page: bool = False) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     p.page.screenshot(path=str(path), full_page=full_page)
-    shutil.copy(path, REPO / "docs" / "screenshots" / f"{name}.png")
+    if os.environ.get("BOULANGER_UPDATE_SCREENSHOTS"):  # as test_screenshots.py does
+        shutil.copy(path, REPO / "docs" / "screenshots" / f"{name}.png")
 
 
 @pytest.mark.timeout(300)
