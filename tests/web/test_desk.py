@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from websockets.asyncio.client import connect
 
 from boulanger.race import daily as d
 from boulanger.race.accounts import account_key
@@ -29,6 +30,8 @@ from support.apps import CHEAP_HASHING, AppServer
 from support.days import clear_of_midnight
 from support.racer import Racer
 from support.servers import RedisProcess
+
+from .test_daily import Watcher
 
 ENV = {
     "BOULANGER_COUNTDOWN_MS": "0",
@@ -195,6 +198,10 @@ async def test_a_held_daily_result_confirmed_counts_on_every_process_and_a_rever
         assert name not in await _board(server)
         assert (await _me(server, key))["streak"] == 0
     moderator, desk = await _moderator(one)
+    # A watcher of the live leaderboard on the other process.
+    watcher = Watcher(await connect(f"{two.ws_base}/ws/daily/{_today()}"))
+    # Greeted once subscribed to the day's channel: no decision published is missed.
+    await watcher.until(lambda m: name not in json.dumps(m["entries"]))
     async with contextlib.aclosing(desk):
         # The desk of the other process lists it, held, with its signals and links.
         async with httpx.AsyncClient(base_url=two.base, cookies=desk.cookies) as desk_two:
@@ -218,6 +225,7 @@ async def test_a_held_daily_result_confirmed_counts_on_every_process_and_a_rever
                 "status": "confirmed",
                 "reason": "replay read: human play",
             }
+        await watcher.until(lambda m: name in json.dumps(m["entries"]))
         # A decision made on what another moderator changed meanwhile is refused.
         stale = await _decide(desk, result, "disqualified", "held", "too late")
         assert stale.status_code == 409 and stale.json()["error"]["code"] == "decided_meanwhile"
@@ -231,6 +239,8 @@ async def test_a_held_daily_result_confirmed_counts_on_every_process_and_a_rever
             )
             assert reversed_.status_code == 200, reversed_.text
             audit = (await desk_two.get("/api/desk/audit")).json()["audit"]
+        await watcher.until(lambda m: name not in json.dumps(m["entries"]))
+        await watcher.close()
         for server in (one, two):
             assert name not in await _board(server)
             me = await _me(server, key)

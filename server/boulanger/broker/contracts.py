@@ -237,7 +237,8 @@ class Page:
 
 
 def published(day: date, ranked: RankedEntry) -> str:
-    """The message published on :func:`daily_channel` for a new entry."""
+    """The message published on :func:`daily_channel` for a new entry (or one a
+    moderator's decision put on the leaderboard, or took off it: rank null)."""
     return json.dumps(
         {
             "date": day.isoformat(),
@@ -250,10 +251,14 @@ def published(day: date, ranked: RankedEntry) -> str:
 
 
 def parse_published(data: str) -> RankedEntry:
-    """The inverse of :func:`published` (the date is the channel's)."""
+    """The inverse of :func:`published` (the date is the channel's). A rank of null: an
+    entry a moderator's decision took off the leaderboard."""
     message = json.loads(data)
+    rank = message["rank"]
     return RankedEntry(
-        int(message["rank"]), int(message["entry_id"]), DailyEntry.from_dict(message["entry"])
+        None if rank is None else int(rank),
+        int(message["entry_id"]),
+        DailyEntry.from_dict(message["entry"]),
     )
 
 
@@ -324,7 +329,7 @@ class DailyStore(abc.ABC):
         (``DailyEntry.counts``), off both when it does not. Idempotent: the same
         decision again changes nothing. None when there is no such entry.
 
-        Not published: the caller publishes a confirmed entry (:func:`published`).
+        Not published: the caller publishes it (:func:`published`; rank null when off).
         """
 
     @abc.abstractmethod

@@ -199,7 +199,9 @@ class LiveLeaderboard:
 
     def on_message(self, data: str) -> None:
         try:
-            self.recent.append(parse_published(data).to_wire())
+            ranked = parse_published(data)
+            if ranked.rank is not None:  # else taken off the leaderboard: only read it again
+                self.recent.append(ranked.to_wire())
         except (ValueError, KeyError, TypeError):
             log.warning("daily %s: unreadable message on %s", self.day, self.channel)
         self._changed()

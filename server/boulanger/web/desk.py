@@ -271,7 +271,7 @@ class Desk:
         if target.kind == "daily":
             day = d.parse_date(target.subject.removeprefix("daily:"))
             ranked = await self.daily.decide(day, int(target.key), decision)
-            if ranked is not None and ranked.rank is not None:
+            if ranked is not None:  # every process's live leaderboard reads the day again
                 await self.broker.publish(daily_channel(day), published(day, ranked))
             return
         await self.accounts.follow_decisions(target.subject.removeprefix("race:"))
