@@ -169,45 +169,58 @@ def _cmd_moderators(args: argparse.Namespace) -> int:
 
     from .broker import BrokerUnavailable, open_store
     from .broker.accounts import AccountStore
+    from .broker.contracts import KeyValue
     from .broker.desk import DeskStore
-    from .broker.sqlite.file import FileInUse
+    from .broker.sqlite.file import FileInUse, SqliteUrl
+    from .broker.sqlite.live import LiveKeyValue
     from .race.accounts import account_key
     from .race.errors import Refused
     from .race.names import clean_name
 
-    async def run() -> int:
-        store = open_store(_broker_url(args))
-        await store.start()
-        try:
-            accounts, desk = AccountStore(store.kv), DeskStore(store.kv)
-            if args.action == "list":
-                for account_id in await desk.moderators():
-                    account = await accounts.account(account_id)
-                    if account is not None:  # a deleted account is no moderator
-                        print(account.name)
-                return 0
-            if not args.name:
-                print(f"boulanger moderators {args.action}: name an account", file=sys.stderr)
-                return EXIT_USAGE
-            try:
-                account = await accounts.account_by_name(account_key(clean_name(args.name)))
-            except Refused:
-                account = None
-            if account is None:
-                print(f"boulanger moderators: no account named {args.name!r}", file=sys.stderr)
-                return 1
-            changed = await desk.set_moderator(account.id, args.action == "add")
-            verb = "is now" if args.action == "add" else "is no longer"
-            if not changed:
-                verb = "was already" if args.action == "add" else "was not"
-            print(f"{account.name} {verb} a moderator")
+    async def decide(kv: KeyValue) -> int:
+        accounts, desk = AccountStore(kv), DeskStore(kv)
+        if args.action == "list":
+            for account_id in await desk.moderators():
+                account = await accounts.account(account_id)
+                if account is not None:  # a deleted account is no moderator
+                    print(account.name)
             return 0
+        if not args.name:
+            print(f"boulanger moderators {args.action}: name an account", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            account = await accounts.account_by_name(account_key(clean_name(args.name)))
+        except Refused:
+            account = None
+        if account is None:
+            print(f"boulanger moderators: no account named {args.name!r}", file=sys.stderr)
+            return 1
+        changed = await desk.set_moderator(account.id, args.action == "add")
+        verb = "is now" if args.action == "add" else "is no longer"
+        if not changed:
+            verb = "was already" if args.action == "add" else "was not"
+        print(f"{account.name} {verb} a moderator")
+        return 0
+
+    async def run() -> int:
+        url = _broker_url(args)
+        try:
+            store = open_store(url)
+            await store.start()
+        except FileInUse:  # a server has the SQLite file: its keys, beside it
+            live = LiveKeyValue(SqliteUrl.parse(url).path)
+            try:
+                return await decide(live)
+            finally:
+                live.close()
+        try:
+            return await decide(store.kv)
         finally:
             await store.close()
 
     try:
         return asyncio.run(run())
-    except (FileInUse, ValueError, OSError, BrokerUnavailable) as error:
+    except (FileInUse, ValueError, OSError, BrokerUnavailable, sqlite3.Error) as error:
         print(f"boulanger moderators: {error}", file=sys.stderr)
         return 1
 

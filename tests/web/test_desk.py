@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -87,10 +88,10 @@ async def _account(server: AppServer, name: str) -> httpx.AsyncClient:
 async def _moderator(server: AppServer) -> tuple[str, httpx.AsyncClient]:
     name = "Mod" + secrets.token_hex(3)
     http = await _account(server, name)
-    if server.broker_url.startswith("redis"):
+    if not server.broker_url.startswith("memory"):
         done = await asyncio.to_thread(moderators, server.broker_url, "add", name)
         assert done.returncode == 0 and f"{name} is now a moderator" in done.stdout, done
-    else:  # a memory store is the process's own, a SQLite file is the server's while it runs
+    else:  # a memory store is the process's own: no command reaches it
         services = server.services
         account = await services.accounts.store.account_by_name(account_key(name))
         assert await services.desk.store.set_moderator(account.id, True)
@@ -350,10 +351,16 @@ async def test_every_desk_route_refuses_a_player_who_is_no_moderator(
         assert missing.status_code == 404 and missing.json()["error"]["code"] == "unknown_entry"
 
 
+@pytest.mark.parametrize("store", ["redis", "sqlite"])
 async def test_moderators_are_granted_listed_and_taken_back_from_the_command_line(
-    own_redis: RedisProcess,
+    store: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    async with AppServer(own_redis.url, env=ENV) as server:
+    """On Redis, and on the SQLite file a running server holds (beside it)."""
+    if store == "redis":
+        url = request.getfixturevalue("own_redis").url
+    else:
+        url = f"sqlite:///{tmp_path / 'boulanger.db'}"
+    async with AppServer(url, env=ENV) as server:
         name = "Ann" + secrets.token_hex(3)
         async with contextlib.aclosing(await _account(server, name)) as http:
             added = await asyncio.to_thread(moderators, server.broker_url, "add", name)
