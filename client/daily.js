@@ -1,7 +1,7 @@
 // The daily challenge page: the day's deal, my result and streak, a ranked
 // first attempt (then practice), and the day's leaderboard, live.
 
-import { h, clear, clock, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
+import { h, clear, clock, copyButton, toast, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
 import { setConnectionIndicator } from './race.js';
 import { t, reviewNote } from './review.js';
 
@@ -81,12 +81,15 @@ export class DailyPage {
     // A guest's game is unranked unless this server ranks guests.
     this.canRank = !me || !!me.signed_in || !!me.guests_ranked;
     const ranked = this.today && this.canRank && !(me && (me.entry || me.attempt));
+    // The ranked game under way was started in another browser: this one can
+    // neither continue it nor start a practice game until it is over.
+    this.elsewhere = Boolean(this.today && me && !me.entry && me.attempt && !ownAttempt(me.attempt.race_id));
     const account = this.account;
     const name = account
       ? h('input', { id: 'daily-name', type: 'hidden', value: account.name })
       : h('input', { id: 'daily-name', maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: 'shown on the leaderboard' });
     const play = h('button', { type: 'submit', class: 'primary' }, ranked ? "Play today's deal" : this.today && !this.canRank ? "Play today's deal (unranked)" : 'Play it again (practice)');
-    const form = h('form', { class: 'row daily-play' }, account ? playingAs(account) : h('label', { for: 'daily-name' }, 'Your name'), name, play);
+    const form = h('form', { class: 'row daily-play', hidden: this.elsewhere }, account ? playingAs(account) : h('label', { for: 'daily-name' }, 'Your name'), name, play);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       this.play(name, play);
@@ -155,6 +158,8 @@ export class DailyPage {
           h('div', { class: 'row' }, h('textarea', { id: 'daily-share', readonly: true, rows: 3 }, me.share), copyButton(() => me.share, 'Copy'),
             typeof navigator.share === 'function' ? h('button', { type: 'button', class: 'share-native', onclick: () => navigator.share({ text: me.share }).catch(() => {}) }, 'Share…') : null)));
       }
+    } else if (me && me.attempt && this.elsewhere) {
+      mine.push(h('p', { class: 'my-result elsewhere' }, 'Your ranked game of the day is under way on another device. Finish it there; practice games of today\'s deal open here once it is over.'));
     } else if (me && me.attempt) {
       mine.push(h('p', { class: 'my-result' }, 'Your ranked game of the day is under way. ',
         h('a', { href: me.attempt.url, class: 'button primary', 'data-link': '' }, 'Continue it')));
@@ -288,4 +293,10 @@ function dailyPlace(entry, me) {
   if (review && review.status === 'confirmed' && me.rank) return t('daily_confirmed', { rank: me.rank, total: me.total });
   if (review || !me.rank) return t('daily_held');
   return ` — #${me.rank} of ${me.total}.`;
+}
+
+// Whether this browser started the race (it holds its keys), or another one did.
+function ownAttempt(raceId) {
+  const creds = raceCreds(raceId);
+  return Boolean(creds.token || creds.host_key);
 }

@@ -3,10 +3,11 @@
 
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
+  el._made = true;
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === null || value === undefined || value === false) continue;
     if (key.startsWith('on') && typeof value === 'function') {
-      el.addEventListener(key.slice(2), value);
+      listen(el, key.slice(2), value);
     } else if (key === 'class') {
       el.className = value;
     } else if (key === 'text') {
@@ -36,6 +37,97 @@ export function clear(el, ...children) {
   el.replaceChildren();
   append(el, children);
   return el;
+}
+
+// Handlers given to h() are kept on the element, behind one listener per
+// event type, so that patch() can hand a kept element its new handlers.
+function listen(el, type, handler) {
+  if (!el._on) el._on = {};
+  if (!(type in el._on)) el.addEventListener(type, dispatch);
+  el._on[type] = handler;
+}
+
+function dispatch(e) {
+  const handler = this._on && this._on[e.type];
+  if (handler) return handler.call(this, e);
+  return undefined;
+}
+
+// Like clear(), but the elements already there stay where the new ones are
+// of the same kind: same tag and key (data-key, data-player or id), given the
+// new attributes, text and handlers. A button under a pressed mouse or a
+// finger is never swapped for another between down and up, so no press is
+// lost however often a live page redraws (elements of other modules, with
+// listeners of their own, are only ever appended: see sameKind).
+export function patch(el, ...children) {
+  const fresh = document.createDocumentFragment();
+  append(fresh, children);
+  patchChildren(el, fresh);
+  return el;
+}
+
+function keyOf(node) {
+  if (node.nodeType !== Node.ELEMENT_NODE) return null;
+  return node.getAttribute('data-key') ?? node.getAttribute('data-player') ?? (node.id || null);
+}
+
+// Only elements made by h() are patched (their handlers are known); text too.
+function sameKind(old, node) {
+  if (old.nodeType !== node.nodeType) return false;
+  if (node.nodeType === Node.TEXT_NODE) return true;
+  return node.nodeType === Node.ELEMENT_NODE && old.tagName === node.tagName
+    && old._made === true && node._made === true && keyOf(old) === keyOf(node);
+}
+
+function patchChildren(el, fresh) {
+  let at = el.firstChild;
+  for (const node of [...fresh.childNodes]) {
+    const key = keyOf(node);
+    let match = null;
+    if (key !== null) {
+      for (let c = at; c; c = c.nextSibling) {
+        if (keyOf(c) === key) {
+          if (sameKind(c, node)) match = c;
+          break;
+        }
+      }
+    } else if (at && keyOf(at) === null && sameKind(at, node)) {
+      match = at;
+    }
+    if (!match) {
+      el.insertBefore(node, at);
+    } else {
+      if (match === at) at = at.nextSibling;
+      else el.insertBefore(match, at); // moved: the same element, under the pointer too
+      patchNode(match, node);
+    }
+  }
+  while (at) {
+    const next = at.nextSibling;
+    at.remove();
+    at = next;
+  }
+}
+
+function patchNode(old, node) {
+  if (node.nodeType === Node.TEXT_NODE) {
+    if (old.data !== node.data) old.data = node.data;
+    return;
+  }
+  for (const { name, value } of [...node.attributes]) {
+    if (old.getAttribute(name) === value) continue;
+    // Styles through the CSSOM: the page's policy refuses inline style attributes.
+    if (name === 'style') old.style.cssText = node.style.cssText;
+    else old.setAttribute(name, value);
+  }
+  for (const { name } of [...old.attributes]) {
+    if (!node.hasAttribute(name)) old.removeAttribute(name);
+  }
+  for (const [type, handler] of Object.entries(node._on || {})) listen(old, type, handler);
+  for (const type of Object.keys(old._on || {})) {
+    if (!node._on || !(type in node._on)) old._on[type] = null;
+  }
+  patchChildren(old, node);
 }
 
 // "m:ss" or "h:mm:ss" for a duration in milliseconds.
@@ -75,13 +167,13 @@ export async function copyText(text) {
 
 // A "Copy" button that copies what getText() returns and says so.
 export function copyButton(getText, label = 'Copy') {
-  const button = h('button', { type: 'button', class: 'copy' }, label);
-  button.addEventListener('click', async () => {
+  // The button clicked, not the one made here: patch() may keep an older one.
+  return h('button', { type: 'button', class: 'copy', onclick: async (e) => {
+    const button = e.currentTarget;
     const ok = await copyText(getText());
     button.textContent = ok ? 'Copied' : 'Select and copy';
     setTimeout(() => { button.textContent = label; }, 1500);
-  });
-  return button;
+  } }, label);
 }
 
 let toastTimer = 0;

@@ -4,7 +4,7 @@
 // had done 1:30 into theirs. Loaded by the race page only for such a game;
 // the links that start one are in dom.js (ghostLink, keepBest).
 
-import { h, clear, clock, api, isRecordPath } from './dom.js';
+import { h, patch, clock, api, isRecordPath } from './dom.js';
 
 export class Ghost {
   constructor({ path, name }) {
@@ -74,7 +74,7 @@ export class Ghost {
       result = ghostWon && (last.t || 0) < me.time_ms ? `${this.name} was faster by ${clock(me.time_ms - (last.t || 0))}` : `You beat ${this.name}!`;
     }
     this.el.hidden = false;
-    clear(this.el,
+    patch(this.el,
       h('span', { class: 'ghost-name' }, `Ghost: ${this.name}`),
       h('span', { class: 'ghost-cards' }, `${at.foundation_cards}/52`),
       h('span', { class: 'gap' }, started ? (result || where) : 'starts with you'),

@@ -3,7 +3,7 @@
 // back when the server rejects them. Each `ack` moves my own copy of my game
 // on; when its numbers disagree with my copy, a snapshot puts it right.
 
-import { h, clear, clock, ordinal, copyButton, toast, say, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, whoAmI } from './dom.js';
+import { h, clear, patch, clock, ordinal, copyButton, toast, say, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, whoAmI } from './dom.js';
 import { RaceConnection } from './net.js';
 import { cascade, play } from './feel.js';
 import { BoardView } from './board.js';
@@ -122,6 +122,8 @@ export class RaceView {
     if (info) this.adoptRace(info);
     if (this.watchOnly) return this.connect({ role: 'spectator' });
     if (this.creds.token) return this.connect({ role: 'player', token: this.creds.token });
+    // A race over (a profile's past race) opens on its results, not on a join form.
+    if (info && info.state === 'finished') return this.connect({ role: 'spectator' });
     // The host (or a rematch's or a quick race's player) joins at once, as their account if signed in.
     const name = this.creds.host_key || this.creds.rematch_of || this.creds.quick ? ((await whoAmI()) || {}).name || savedName() : '';
     if (this.destroyed) return;
@@ -753,7 +755,7 @@ export class RaceView {
   renderHead(el, phase) {
     const race = this.race;
     const phaseText = { lobby: 'waiting for players', countdown: 'starting', running: 'running', finished: 'over' }[phase];
-    clear(el,
+    patch(el,
       h('h1', {}, this.creds.daily ? `Daily challenge ${this.creds.daily}` : race.practice ? 'Practice' : 'Race'),
       this.creds.daily ? h('span', { class: 'badge' }, this.creds.ranked ? 'ranked' : 'practice') : null,
       // A deal the server picked stays secret until the start (code null in
@@ -779,7 +781,7 @@ export class RaceView {
     const playing = this.canPlay();
     // Every card left can go up in order: the player may ask for all of it.
     const finish = playing && !this.finishing && R.finishMoves(view.board);
-    clear(el,
+    patch(el,
       finish ? h('button', { type: 'button', class: 'primary finish', onclick: () => this.finish() }, `Finish (${finish.length} ${finish.length === 1 ? 'card' : 'cards'} up)`) : null,
       stat('Score', view.score, 'score', 'Score: +10 for each card put on a foundation, +5 for a card moved from a free cell to a column.'),
       stat('Time', this.myTime(), 'time'),
@@ -839,8 +841,10 @@ export class RaceView {
   }
 
   renderBanner(el, phase) {
-    clear(el);
-    if (this.role !== 'player' || !this.confirmed || phase === 'lobby' || phase === 'countdown') return;
+    if (this.role !== 'player' || !this.confirmed || phase === 'lobby' || phase === 'countdown') {
+      clear(el);
+      return;
+    }
     const view = this.view();
     const me = this.players.get(this.me);
     let status = this.predictions.length ? view.status : this.confirmed.status;
@@ -862,25 +866,30 @@ export class RaceView {
         buttons.push(resignButton(this.resignArm));
       }
     }
-    if (text) el.appendChild(h('div', { class: `banner status-${status}`, role: 'status' }, text, ' ', buttons));
+    patch(el, text ? h('div', { class: `banner status-${status}`, role: 'status' }, text, ' ', buttons) : null);
   }
 
   renderPanel(el, phase) {
-    clear(el);
-    if (phase === 'lobby') el.appendChild(this.lobbyPanel());
-    else if (phase === 'countdown') el.appendChild(h('div', { class: 'panel countdown', role: 'timer' }, h('p', {}, 'The race starts in'), h('p', { class: 'big', 'data-countdown': '' }, this.countdownText())));
-    else if (phase === 'finished') el.appendChild(this.resultsPanel());
+    patch(el,
+      this.rematchNotice(phase),
+      phase === 'lobby' ? this.lobbyPanel()
+        : phase === 'countdown' ? h('div', { class: 'panel countdown', role: 'timer' }, h('p', {}, 'The race starts in'), h('p', { class: 'big', 'data-countdown': '' }, this.countdownText()))
+          : phase === 'finished' ? this.resultsPanel() : null);
+  }
+
+  rematchNotice(phase) {
     if (this.race.rematch && phase === 'finished') {
       const base = this.race.rematch.url || `/race/${this.race.rematch.race_id}`;
       const url = this.role === 'spectator' ? `${base}?watch=1` : base;
       const following = this.rematchTimer && !this.rematchDeclined && this.role === 'player';
-      el.prepend(h('div', { class: 'notice rematch', role: 'status' },
+      return h('div', { class: 'notice rematch', role: 'status', 'data-key': 'rematch' },
         following
           ? h('span', {}, 'A rematch is open, on a new deal: you join it in ', h('span', { 'data-rematch-left': '' }, String(this.rematchLeft)), ' s. ')
           : 'A rematch is open, on a new deal. ',
         h('a', { href: url, class: 'button primary', 'data-link': '' }, this.role === 'spectator' ? 'Watch the rematch' : following ? 'Join now' : 'Go to the rematch'),
-        following ? h('button', { type: 'button', class: 'decline', onclick: () => this.declineRematch() }, 'No thanks') : null));
+        following ? h('button', { type: 'button', class: 'decline', onclick: () => this.declineRematch() }, 'No thanks') : null);
     }
+    return null;
   }
 
   lobbyPanel() {
@@ -972,11 +981,11 @@ export class RaceView {
         caption = h('p', { class: 'watch-caption' });
         el.prepend(caption);
       }
-      clear(caption, watched
+      patch(caption, watched
         ? `Watching ${watched.name}${this.watchedGame ? '' : ' (loading)'}`
         : this.mayWatchPlaying(phase) ? 'Choose a player to watch in the list.'
-          : 'Boards are hidden until their players finish: choose a player who has finished.');
-      if (watched && this.role === 'player') caption.append(' ', h('button', { type: 'button', onclick: () => { this.watch(null); } }, 'Back to my board'));
+          : 'Boards are hidden until their players finish: choose a player who has finished.',
+      watched && this.role === 'player' ? [' ', h('button', { type: 'button', onclick: () => { this.watch(null); } }, 'Back to my board')] : null);
       this.boardView.el.hidden = !this.watchedGame;
       if (this.watchedGame) this.boardView.update(this.watchedGame.board, { interactive: false, highlight: null });
       return;
@@ -1049,26 +1058,29 @@ const OPEN_INFO = new Set();
 export function info(label, text) {
   const shown = OPEN_INFO.has(label);
   const box = h('span', { class: 'info-text', hidden: !shown, role: 'note' }, text);
-  const button = h('button', { type: 'button', class: 'info', 'aria-expanded': String(shown), 'aria-label': `What is ${label.toLowerCase()}?` }, '?');
-  button.addEventListener('click', () => {
-    const open = box.hidden;
-    box.hidden = !open;
-    button.setAttribute('aria-expanded', String(open));
+  // The elements clicked, not those made here: patch() may keep older ones.
+  const button = h('button', { type: 'button', class: 'info', 'aria-expanded': String(shown), 'aria-label': `What is ${label.toLowerCase()}?`, onclick: (e) => {
+    const shown = e.currentTarget;
+    const text = shown.nextElementSibling;
+    const open = text.hidden;
+    text.hidden = !open;
+    shown.setAttribute('aria-expanded', String(open));
     if (open) OPEN_INFO.add(label);
     else OPEN_INFO.delete(label);
-  });
+  } }, '?');
   return h('span', { class: 'info-wrap' }, button, box);
 }
 
 function resignButton(arm) {
   const armed = arm.armed();
-  const button = h('button', { type: 'button', class: armed ? 'resign armed' : 'resign' }, armed ? 'Really resign?' : 'Resign');
-  button.addEventListener('click', () => arm.click());
-  return button;
+  return h('button', { type: 'button', class: armed ? 'resign armed' : 'resign', onclick: () => arm.click() }, armed ? 'Really resign?' : 'Resign');
 }
 
 // A two-click confirmation: the first click arms for three seconds, the
 // second runs. Rendering asks armed(); every change of state redraws.
+// (A test on a slow machine may lengthen the window: arming.ms.)
+export const arming = { ms: 3000 };
+
 class Arm {
   constructor(run, redraw) {
     this.run = run;
@@ -1090,7 +1102,7 @@ class Arm {
     this.timer = setTimeout(() => {
       this.timer = 0;
       this.redraw();
-    }, 3000);
+    }, arming.ms);
     this.redraw();
   }
 

@@ -2,7 +2,7 @@
 // foundations, the gap to the leader), my place pinned above the board, and
 // what their progress means for the event feed. Functions of the race page.
 
-import { h, clear, clock, ordinal } from './dom.js';
+import { h, patch, clock, ordinal } from './dom.js';
 
 export const STATUS_TEXT = {
   playing: 'playing',
@@ -41,7 +41,7 @@ export function renderMeBar(page, el, phase) {
   el.hidden = !line;
   if (!line) return;
   const mine = page.myCards();
-  clear(el,
+  patch(el,
     h('span', { class: 'my-place' }, line.place),
     h('span', { class: 'my-cards' }, line.cards),
     h('span', { class: 'gap' }, line.gap),
@@ -62,12 +62,14 @@ export function renderStandings(page, el, phase) {
   const playingShown = page.mayWatchPlaying(phase);
   // My own line shows my game as I see it (moves still on their way included).
   const mine = page.role === 'player' && page.confirmed && page.predictions.length ? page.view() : null;
-  const list = h('ol', { class: 'players' }, page.ordered().map((standing, index) => {
+  const places = new Map(page.ordered().map((p, index) => [p.player_id, index + 1]));
+  const list = h('ol', { class: 'players' }, heldOrder(page).map((standing) => {
     const p = mine && standing.player_id === page.me
       ? { ...standing, foundation_cards: mine.foundation_cards, score: mine.score }
       : standing;
     const pct = Math.round((p.foundation_cards / 52) * 100);
-    const place = phase === 'lobby' ? null : h('span', { class: 'place', 'aria-label': `place ${index + 1}` }, String(index + 1));
+    const at = places.get(standing.player_id);
+    const place = phase === 'lobby' ? null : h('span', { class: 'place', 'aria-label': `place ${at}` }, String(at));
     const status = phase === 'lobby' || phase === 'countdown' ? 'ready'
       : p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;
     return h('li', { class: `player status-${p.status}${p.player_id === page.me ? ' me' : ''}${p.player_id === page.watching ? ' watched' : ''}`, 'data-player': p.player_id },
@@ -92,7 +94,52 @@ export function renderStandings(page, el, phase) {
   const feed = page.feed.length && !page.solo()
     ? h('div', { class: 'feed' }, h('h2', {}, 'Race news'), h('ul', {}, page.feed.map((e) => h('li', {}, e.text))))
     : null;
-  clear(el, h('h2', {}, phase === 'finished' ? 'Leaderboard' : phase === 'lobby' ? 'Players' : 'The race'), list, feed);
+  patch(el, h('h2', {}, phase === 'finished' ? 'Leaderboard' : phase === 'lobby' ? 'Players' : 'The race'), list, feed);
+  holdWhilePressed(page, el);
+}
+
+// While a pointer is down on the standings, or a mouse rests on them, their
+// order holds still (places, texts and bars go on changing): the row under a
+// finger or a pointer never slides away before the press lands.
+function heldOrder(page) {
+  const order = page.ordered();
+  if (!page.standingsHeld || !page.standingsOrder) {
+    page.standingsOrder = order.map((p) => p.player_id);
+    return order;
+  }
+  const kept = page.standingsOrder.filter((id) => page.players.has(id)).map((id) => page.players.get(id));
+  return kept.concat(order.filter((p) => !page.standingsOrder.includes(p.player_id)));
+}
+
+function holdWhilePressed(page, el) {
+  if (el._holds) return;
+  el._holds = true;
+  let over = false;
+  let down = false;
+  const update = () => {
+    const held = over || down;
+    if (held === Boolean(page.standingsHeld)) return;
+    page.standingsHeld = held;
+    if (!held) page.render(); // let go: the order catches up at once
+  };
+  // A mouse rests; a finger comes and goes (its enter and leave say nothing of the mouse).
+  const hover = (e, now) => {
+    if (e.pointerType !== 'mouse') return;
+    over = now;
+    update();
+  };
+  el.addEventListener('pointerenter', (e) => hover(e, true));
+  el.addEventListener('pointerleave', (e) => hover(e, false));
+  el.addEventListener('pointerdown', () => { down = true; update(); });
+  const up = () => {
+    if (!down) return;
+    down = false;
+    update();
+  };
+  el.addEventListener('pointerup', up);
+  el.addEventListener('pointercancel', up);
+  // Let go elsewhere: the list hears of it once, then no more.
+  window.addEventListener('pointerup', up, true);
 }
 
 // What a rival's new standing means: a finish, a resign, a milestone.

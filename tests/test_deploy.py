@@ -15,12 +15,16 @@ def test_compose_has_redis_with_aof_two_apps_and_a_proxy() -> None:
     redis_cmd = services["redis"]["command"]
     assert "--appendonly" in redis_cmd and redis_cmd[redis_cmd.index("--appendonly") + 1] == "yes"
     assert any(v.endswith(":/data") for v in services["redis"]["volumes"])
-    apps = [n for n, s in services.items() if s.get("build") == "." and not s.get("profiles")]
+    apps = [
+        n
+        for n, s in services.items()
+        if s.get("build") == "." and not s.get("profiles") and "command" not in s
+    ]
     assert len(apps) == 2
     for name in apps:
         assert services[name]["environment"]["BOULANGER_BROKER_URL"].startswith("redis://redis:")
     proxy = services["proxy"]
-    assert proxy["ports"] == ["8080:80"]
+    assert proxy["ports"] == ["80:80", "443:443"]
     conf = (ROOT / "deploy" / "nginx.conf").read_text()
     for name in apps:
         assert f"server {name}:8000" in conf
@@ -54,7 +58,7 @@ def test_compose_has_a_cluster_profile_of_six_nodes_and_two_apps() -> None:
     assert create["restart"] == "no"
     assert set(create["depends_on"]) == set(nodes)
     # Two app replicas on the cluster, with the replica wait, after the create.
-    apps = {name: s for name, s in cluster.items() if s.get("build") == "."}
+    apps = {name: s for name, s in cluster.items() if s.get("build") == "." and "command" not in s}
     assert len(apps) == 2
     aliases = set()
     for app in apps.values():
@@ -70,7 +74,7 @@ def test_compose_has_a_cluster_profile_of_six_nodes_and_two_apps() -> None:
     # Named as deploy/nginx.conf names them, behind a proxy of their own.
     assert aliases == {"app1", "app2"}
     proxy = cluster["proxy-cluster"]
-    assert proxy["ports"] == ["8081:80"]
+    assert proxy["ports"] == ["8081:80", "8443:443"]
     # The apps trust X-Forwarded-For from the cluster's proxy alone (its fixed address).
     proxy_ip = proxy["networks"]["cluster"]["ipv4_address"]
     for app in apps.values():

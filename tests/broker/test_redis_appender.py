@@ -202,7 +202,10 @@ async def test_an_idle_connection_to_a_silent_redis_is_dropped_before_an_append_
         assert await broker.append("idle", text(event(0)), Condition()) == 1
         appender = broker._appends.conn
         assert appender is not None
-        await asyncio.sleep(0.6)  # idle and healthy: PINGed, answered, kept
+        pings = own_redis.calls("ping")
+        async with asyncio.timeout(5):  # idle and healthy: PINGed twice, answered, kept
+            while own_redis.calls("ping") < pings + 2:
+                await asyncio.sleep(0.05)
         assert broker._appends.conn is appender and not appender.closed
         with own_redis.paused():
             async with asyncio.timeout(5):  # a PING after 0.2 s, unanswered for 1 s

@@ -98,7 +98,8 @@ async def test_an_idle_healthy_connection_stays_up(own_redis: RedisProcess) -> N
     try:
         await asyncio.wait_for(broker.connected.wait(), 5)
         await subscribed(broker, "bk:idle", listener)
-        await asyncio.sleep(1.0)  # several PINGs, each answered
+        pings = own_redis.calls("ping")
+        await eventually(lambda: own_redis.calls("ping") >= pings + 3)  # each answered
         assert broker.connected.is_set()
         assert "<resync>" not in listener.events
     finally:
@@ -155,7 +156,7 @@ async def test_a_subscription_made_while_connecting_is_not_lost(own_redis: Redis
         await broker.close()
 
 
-async def test_a_password_is_sent_with_auth() -> None:
+async def test_a_password_is_sent_with_auth(caplog: pytest.LogCaptureFixture) -> None:
     with RedisProcess("--requirepass", "s3cret") as redis:
         for url in (
             f"redis://:s3cret@127.0.0.1:{redis.port}/0",
@@ -166,8 +167,12 @@ async def test_a_password_is_sent_with_auth() -> None:
                 await subscribed(broker, "bk:auth", listener)
                 assert listener.resyncs == 1
         # A wrong password: the broker keeps trying, reporting it, and closes cleanly.
+        caplog.set_level(logging.WARNING, "boulanger.broker.redis.subscriber")
         async with started(RedisBroker(f"redis://:wrong@127.0.0.1:{redis.port}")) as wrong:
-            await asyncio.sleep(0.3)
+            # Refused, and tried again: two refusals reported.
+            await eventually(
+                lambda: sum("WRONGPASS" in r.getMessage() for r in caplog.records) >= 2
+            )
             assert not wrong.connected.is_set()
 
 

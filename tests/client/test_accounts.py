@@ -15,11 +15,12 @@ import pytest
 from playwright.sync_api import expect
 
 from boulanger.race import daily as d
+from boulanger.race.accounts import RATED_MIN_ACTIONS
 from support.days import clear_of_midnight
 from support.servers import ServerProcess
 
 from .conftest import SCREENSHOTS, SERVER_ENV, Player
-from .test_browser import create_race, join, key_move, solve, wait_playing
+from .test_browser import create_race, join, key_move, race_code, solve, wait_playing
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1280, "height": 800}}
@@ -145,6 +146,12 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     ann.page.click("button.start")
     for p in (ann, bo, cy):
         wait_playing(p)
+    # Ann and Bo play before they resign: a race counts for ratings once every
+    # signed-in player played (docs/fair-play.md).
+    line = solve(race_code(ann))[:RATED_MIN_ACTIONS]
+    for p in (ann, bo):
+        for move in line:
+            key_move(p, move)
     for p in (cy, bo, ann):
         resign(p)
     expect(ann.page.locator(".results")).to_be_visible()

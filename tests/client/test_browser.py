@@ -319,6 +319,13 @@ def test_an_armed_resign_outlives_a_rivals_progress(players: Any) -> None:
     ann.page.click("button.start")
     wait_playing(ann)
     wait_playing(bo)
+    # Armed for a minute here: the three seconds may run out on a loaded machine.
+    ann.page.evaluate(
+        """async () => {
+            const url = document.querySelector('link[href$="/race.js"]').href;
+            (await import(url)).arming.ms = 60000;
+        }"""
+    )
     ann.page.click(".stats button.resign")
     expect(ann.page.locator(".stats button.resign")).to_have_text("Really resign?")
     key_move(bo, solve(DEAL)[0])

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from boulanger.race import daily as d
+from boulanger.race.accounts import RATED_MIN_ACTIONS
 from boulanger.solver import solve
 from support.apps import AppServer
 from support.authenticator import SoftPasskey
@@ -33,6 +34,10 @@ ENV = {
     "BOULANGER_MESSAGE_BURST": "100000",
     "BOULANGER_REVIEW_MIN_ACTIONS": "1000000",
     "BOULANGER_DAILY_GUESTS_RANKED": "0",
+    # The address rules of ranked dailies are tests/web/test_free_accounts.py's: here
+    # every test's accounts play from one address, on a Redis the module shares.
+    "BOULANGER_DAILY_NEW_ACCOUNTS_PER_ADDRESS": "0",
+    "BOULANGER_DAILY_GUEST_SEEN_UNRANKS": "0",
     "BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "1000",
     "BOULANGER_SIGNIN_FAILS_PER_ACCOUNT": "3",
     "BOULANGER_SIGNIN_FAILS_PER_ADDRESS": "1000",
@@ -353,6 +358,9 @@ async def test_signed_in_players_race_guests_and_are_rated(
             lobby = (await http.get(f"/api/races/{created['race_id']}/ratings")).json()
         assert [(p["name"], p["races"]) for p in lobby["players"]] == [(ann, 0), (bo, 0)]
         await r_ann.start()
+        # Bo plays before he resigns: a race counts for ratings once everyone played.
+        for action in winning_actions[:RATED_MIN_ACTIONS]:
+            await r_bo.move(action["src"], action["dst"], action.get("count", 1))
         for action in winning_actions:
             answer = await r_ann.move(action["src"], action["dst"], action.get("count", 1))
         assert answer["status"] == "won"

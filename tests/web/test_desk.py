@@ -380,12 +380,19 @@ async def test_moderators_are_granted_listed_and_taken_back_from_the_command_lin
         assert nameless.returncode == 2
 
 
+@pytest.fixture
+async def rated_server() -> AsyncIterator[AppServer]:
+    """Results of fewer than 20 actions are not reviewed: Bo's ten quick ones count."""
+    async with AppServer("memory://", env={**ENV, "BOULANGER_REVIEW_MIN_ACTIONS": "20"}) as server:
+        yield server
+
+
 async def test_a_rated_race_waits_for_the_desk_and_follows_its_decision(
-    memory_server: AppServer,
+    rated_server: AppServer,
 ) -> None:
     """Ann wins with the solver's line at machine speed (held), Bo resigns: no rating
     moves until a moderator decides; confirmed, both do; disqualified, Ann's goes back."""
-    server = memory_server
+    server = rated_server
     ann, bo = "Ann" + secrets.token_hex(3), "Bo" + secrets.token_hex(3)
     code = "BK1-C4-AAAAAAB"  # deal 1
     h_ann, h_bo = await _account(server, ann), await _account(server, bo)
@@ -402,7 +409,12 @@ async def test_a_rated_race_waits_for_the_desk_and_follows_its_decision(
         pid = (await r_ann.join(ann, host_key=created["host_key"]))["player_id"]
         await r_bo.join(bo)
         await r_ann.start()
-        for move in solve(code, budget=60).actions:
+        line = solve(code, budget=60).actions
+        for _ in range(5):  # Bo plays enough for a rated race (moves and undos count)
+            first = line[0]
+            assert (await r_bo.move(first["src"], first["dst"], first["count"]))["type"] == "ack"
+            assert (await r_bo.act("undo"))["type"] == "ack"
+        for move in line:
             answer = await r_ann.move(move["src"], move["dst"], move["count"])
         assert answer["status"] == "won"
         await r_bo.act("resign")

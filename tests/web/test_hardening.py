@@ -141,7 +141,8 @@ async def test_limits_hold_across_replicas_behind_the_shipped_nginx(
     proxy = NginxProcess([app.port for app in apps])
     proxy.start()
     try:
-        transport = httpx.AsyncHTTPTransport(local_address="127.0.0.2")
+        tls = proxy.ssl_context()
+        transport = httpx.AsyncHTTPTransport(local_address="127.0.0.2", verify=tls)
         async with httpx.AsyncClient(base_url=proxy.base, transport=transport) as http:
             codes = []
             for n in range(10):
@@ -151,7 +152,7 @@ async def test_limits_hold_across_replicas_behind_the_shipped_nginx(
         # Six races in all, though nginx spread the requests over both replicas.
         assert codes.count(201) == 6 and codes[-1] == 429, codes
         # A client at another address is not affected.
-        transport = httpx.AsyncHTTPTransport(local_address="127.0.0.3")
+        transport = httpx.AsyncHTTPTransport(local_address="127.0.0.3", verify=tls)
         async with httpx.AsyncClient(base_url=proxy.base, transport=transport) as http:
             answer = await http.post("/api/races", json={"code": CODE})
             assert answer.status_code == 201
@@ -164,6 +165,7 @@ async def test_limits_hold_across_replicas_behind_the_shipped_nginx(
                 url,
                 local_addr=("127.0.0.2", 0),
                 additional_headers={"X-Forwarded-For": f"10.9.2.{n}"},
+                ssl=tls,
             )
             try:
                 first = json.loads(await asyncio.wait_for(ws.recv(), 5))

@@ -21,6 +21,11 @@ QUICK_ENV = {
 }
 
 
+def from_address(n: int) -> dict[str, str]:
+    """A request from 10.0.0.n (X-Forwarded-For, as uvicorn trusts it from 127.0.0.1)."""
+    return {"X-Forwarded-For": f"10.0.0.{n}"}
+
+
 @pytest.fixture(params=["memory", "redis"])
 async def quick_server(request: pytest.FixtureRequest) -> AsyncIterator[AppServer]:
     """Its own server: quick races start 0.5 s after the second player, or with 3."""
@@ -66,7 +71,10 @@ async def test_a_full_quick_race_starts_at_once_and_the_next_goes_elsewhere(
     quick_server: AppServer,
 ) -> None:
     async with httpx.AsyncClient(base_url=quick_server.base) as http:
-        answers = [(await http.post("/api/quick", json={})).json() for _ in range(4)]
+        answers = [
+            (await http.post("/api/quick", json={}, headers=from_address(n))).json()
+            for n in range(4)
+        ]
     ids = [a["race_id"] for a in answers]
     assert ids[0] == ids[1] == ids[2] != ids[3]  # three per race here
     racers = [await Racer(quick_server.ws_base, ids[0]).connect() for _ in range(3)]
@@ -103,3 +111,26 @@ async def test_quick_race_is_limited_like_race_creation() -> None:
         codes = [(await http.post("/api/quick", json={"cells": 4})).status_code for _ in range(4)]
         assert codes == [200, 200, 200, 429]
         assert (await http.post("/api/races", json={"cells": 4})).status_code == 429
+
+
+async def test_places_asked_for_and_never_used_do_not_split_real_players() -> None:
+    """Seven places asked from one address that never connects: the next two real
+    players still race each other, and their race starts."""
+    env = {**QUICK_ENV, "BOULANGER_QUICK_RACE_PLAYERS": "8"}
+    async with (
+        AppServer("memory://", env=env) as server,
+        httpx.AsyncClient(base_url=server.base) as http,
+    ):
+        for _ in range(7):
+            answer = await http.post("/api/quick", json={"cells": 4}, headers=from_address(9))
+            assert answer.status_code == 200
+        first = (await http.post("/api/quick", json={"cells": 4}, headers=from_address(1))).json()
+        ann = await Racer(server.ws_base, first["race_id"]).connect()
+        await ann.join("Ann")
+        second = (await http.post("/api/quick", json={"cells": 4}, headers=from_address(2))).json()
+        assert second["race_id"] == first["race_id"]
+        bo = await Racer(server.ws_base, second["race_id"]).connect()
+        await bo.join("Bo")
+        await ann.wait_event("race_starting", timeout=10)  # 0.5 s after Bo joined
+        await ann.close()
+        await bo.close()

@@ -300,6 +300,17 @@ def rated_race(*, practice: bool, open_boards: bool, daily: str | None) -> bool:
     return not practice and not open_boards and daily is None
 
 
+# Ratings move only when every rated player really played: at least this many
+# actions each (moves and undos; docs/fair-play.md). A race where one card goes
+# up and everyone resigns moves nobody's rating.
+RATED_MIN_ACTIONS = 10
+
+
+def played_enough(actions: int) -> bool:
+    """Whether a player's game counts for a rating: :data:`RATED_MIN_ACTIONS` actions."""
+    return actions >= RATED_MIN_ACTIONS
+
+
 def update_ratings(before: list[Rating], places: list[int]) -> list[Rating]:
     """New ratings from a race's final order (``places``: 1 is first; ties share a place)."""
     from openskill.models import PlackettLuce

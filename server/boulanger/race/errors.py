@@ -50,6 +50,7 @@ ERROR_CODES = (
     "boards_hidden",
     "no_hints",
     "too_many_races",
+    "solver_busy",
     "daily_deal",
     "not_yet",
     "try_again",

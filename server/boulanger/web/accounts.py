@@ -267,7 +267,8 @@ class Accounts:
             )
             await self.store.add_result(account_id, result, a.HISTORY_MAX)
         fair = a.rated_race(practice=meta.practice, open_boards=meta.open_boards, daily=meta.daily)
-        if len(accounts) < 2 or not fair:
+        played = all(a.played_enough(standings[pid].actions) for pid in accounts)
+        if len(accounts) < 2 or not fair or not played:
             return
         day = d.today(at).isoformat()
         for player_id in accounts:  # the review desk lists each held result and the winner

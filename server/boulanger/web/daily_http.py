@@ -21,6 +21,7 @@ from .. import codec
 from ..broker import BrokerUnavailable
 from ..race import daily as d
 from ..race import protocol as p
+from ..race.accounts import Account
 from ..race.decoding import decode
 from ..race.errors import Refused
 from ..race.ids import new_race_id, new_secret, player_key, secret_hash
@@ -32,6 +33,7 @@ from .connection import (
 )
 from .daily import LiveLeaderboard
 from .http import json_body, known_fields, may_create
+from .limits import DAY_S, address_key
 from .services import Server
 from .session import Session, refuse
 from .socket import limited_per_address
@@ -134,7 +136,15 @@ async def create_attempt(request: Request) -> Response:
     daily = server.daily
     ranked = False
     today = day == d.today(now_ms())
-    if today and may_rank and await daily.settle(server.hubs, day, key_hash) is None:
+    address = address_key(request.client.host if request.client else "?")
+    if today and account is None and server.settings.daily_guest_seen_unranks:
+        await server.store.kv.set(_seen_key(address, day), "1", ttl_s=2 * DAY_S)
+    not_ranked: str | None = None
+    may_claim = today and may_rank and await daily.settle(server.hubs, day, key_hash) is None
+    # An account's first claim of the day answers to its address's rules too.
+    if may_claim and account is not None and await daily.store.attempt(day, key_hash) is None:
+        not_ranked = await _address_rule(server, account, address, day)
+    if may_claim and not_ranked is None:
         race_id = await daily.store.claim_attempt(day, key_hash, new_race_id())
         secret = guest_key if account is None else account.secret
         host_key = _host_key(secret, race_id)
@@ -153,9 +163,32 @@ async def create_attempt(request: Request) -> Response:
     }
     if today and not may_rank:
         answer["unranked"] = "sign_in"  # the client says: sign up (or in) to be ranked
+    elif not_ranked is not None:
+        answer["unranked"] = not_ranked  # seen_as_guest or new_account (docs/fair-play.md)
     elif today and not ranked:
         answer["unranked"] = "played_today"  # one ranked attempt a day
     return JSONResponse(answer, status_code=201)
+
+
+def _seen_key(address: str, day: date) -> str:
+    return f"daily-seen:{{{address}}}:{day.isoformat()}"
+
+
+async def _address_rule(server: Server, account: Account, address: str, day: date) -> str | None:
+    """Why an account's first attempt of ``day`` from ``address`` is not ranked, or None.
+
+    Today's deal was dealt to a guest from this address (``seen_as_guest``);
+    or the account was made today and this address had its one ranked daily
+    of an account made today (``new_account``). See docs/fair-play.md.
+    """
+    settings = server.settings
+    if settings.daily_guest_seen_unranks and await server.store.kv.get(_seen_key(address, day)):
+        return "seen_as_guest"
+    new = d.today(account.created) == day
+    limit = settings.daily_new_accounts_per_address
+    if new and limit and not await server.addresses.may_rank_new_account(address, day, limit):
+        return "new_account"
+    return None
 
 
 async def _create_race(

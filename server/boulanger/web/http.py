@@ -18,6 +18,7 @@ from ..engine import EngineError, GameCode
 from ..race.errors import Refused
 from ..race.race import FINISHED, Race
 from .clock import now_ms
+from .limits import address_key, requester
 from .services import Server
 
 MAX_BODY = 4096
@@ -137,7 +138,11 @@ async def create_race(request: Request) -> Response:
     await may_create(server, request)
     try:
         created = await server.races.create(
-            cells=cells, code=code, practice=practice, open_boards=open_boards
+            cells=cells,
+            code=code,
+            practice=practice,
+            open_boards=open_boards,
+            owners=(requester(request),),
         )
     except LookupError:
         raise no_deal(cells) from None
@@ -152,7 +157,9 @@ async def quick_race(request: Request) -> Response:
     cells = cells_of(data)
     await may_create(server, request)
     try:
-        answer = await server.quick.ask(cells)
+        answer = await server.quick.ask(
+            cells, address_key(request.client.host if request.client else "?")
+        )
     except LookupError:
         raise no_deal(cells) from None
     return JSONResponse(answer)

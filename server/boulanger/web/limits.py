@@ -23,6 +23,9 @@ import itertools
 import logging
 import secrets
 from dataclasses import dataclass
+from datetime import date
+
+from starlette.requests import HTTPConnection
 
 from ..broker import Lease, Limits
 from ..broker.memory import MemoryLimits
@@ -31,7 +34,13 @@ from .logs import RateLimit
 log = logging.getLogger(__name__)
 
 WINDOW_S = 60.0  # races are counted over the last minute
+DAY_S = 86_400.0  # reviews are counted over the last day
 STORE_PATIENCE_S = 1.0  # longer than this, and the local counters decide
+
+
+def requester(conn: HTTPConnection) -> str:
+    """Who asks, as the solver's queue counts them (an address, by :func:`address_key`)."""
+    return f"address:{address_key(conn.client.host if conn.client else '?')}"
 
 
 def address_key(host: str) -> str:
@@ -59,12 +68,18 @@ class AddressLimits:
     """The limits as the server applies them: the store's counts, or this process's."""
 
     def __init__(
-        self, limits: Limits, max_connections: int, races_per_minute: int, lease_s: float = 90.0
+        self,
+        limits: Limits,
+        max_connections: int,
+        races_per_minute: int,
+        lease_s: float = 90.0,
+        reviews_per_day: int = 100,
     ) -> None:
         self.limits = limits
         self.local = MemoryLimits()
         self.max_connections = max_connections
         self.races_per_minute = races_per_minute
+        self.reviews_per_day = reviews_per_day
         # A lease lives this long unless renewed; it is renewed three times as often.
         self.lease_s = lease_s
         self._leases: dict[str, Lease] = {}  # this process's leases in the store, to renew
@@ -120,13 +135,25 @@ class AddressLimits:
 
     async def may_create(self, host: str) -> bool:
         """Count one race created from ``host``; False when it has created too many."""
-        key = f"created:{{{address_key(host)}}}"
+        return await self._hit(f"created:{{{address_key(host)}}}", self.races_per_minute, WINDOW_S)
+
+    async def may_review(self, host: str) -> bool:
+        """Count one review computed for ``host``; False when it had its day's share."""
+        return await self._hit(f"reviews:{{{address_key(host)}}}", self.reviews_per_day, DAY_S)
+
+    async def may_rank_new_account(self, host: str, day: date, limit: int) -> bool:
+        """Count a ranked daily of ``day`` from an account made that day, from ``host``;
+        False when it had ``limit`` of them."""
+        key = f"new-ranked:{{{address_key(host)}}}:{day.isoformat()}"
+        return await self._hit(key, limit, DAY_S)
+
+    async def _hit(self, key: str, limit: int, window_s: float) -> bool:
         try:
             async with asyncio.timeout(STORE_PATIENCE_S):
-                return await self.limits.hit(key, self.races_per_minute, WINDOW_S)
+                return await self.limits.hit(key, limit, window_s)
         except Exception as error:
             self._warn(error)
-            return self.local.hit_now(key, self.races_per_minute, WINDOW_S)
+            return self.local.hit_now(key, limit, window_s)
 
     def _warn(self, error: BaseException) -> None:
         admitted, dropped = self._warnings.admit()

@@ -20,7 +20,7 @@ from ..broker import BrokerUnavailable
 from ..race.errors import Refused
 from ..race.quick import QuickQueue, QuickRace, start_event
 from .clock import now_ms
-from .hub import Hubs
+from .hub import Hubs, RaceHub
 from .races import Races
 from .settings import Settings
 
@@ -40,24 +40,39 @@ class QuickPlace(TypedDict):
     start_by: int | None
 
 
+def connected(hub: RaceHub) -> int:
+    """The race's players connected to it in this process (where its quick queue is)."""
+    return len({conn.player_id for conn in hub.connections if conn.player_id is not None})
+
+
 class QuickRaces:
     """This process's quick-race queue and the task that starts its races."""
 
     def __init__(self, settings: Settings, races: Races, hubs: Hubs) -> None:
         self.races = races
         self.hubs = hubs
-        self.queue = QuickQueue(settings.quick_race_players, int(settings.quick_race_wait_s * 1000))
+        self.queue = QuickQueue(
+            settings.quick_race_players,
+            int(settings.quick_race_wait_s * 1000),
+            place_ms=int(settings.quick_place_s * 1000),
+            places_per_address=settings.quick_places_per_address,
+        )
         self.lock = asyncio.Lock()
         self._starter: asyncio.Task[None] | None = None
 
-    async def ask(self, cells: int) -> QuickPlace:
-        """Where a newcomer goes: the open race for ``cells``, or a new one."""
+    async def ask(self, cells: int, address: str = "") -> QuickPlace:
+        """Where a newcomer from ``address`` goes: the open race for ``cells``, or a new one."""
         async with self.lock:
+            open_race = self.queue.open.get(cells)
+            if open_race is not None:
+                hub = self.hubs.local(open_race.race_id)
+                if hub is not None:
+                    self.queue.seen(open_race, connected(hub))
             race = self.queue.waiting(cells, now_ms())
             if race is None:
                 created = await self.races.create(cells=cells)
                 race = self.queue.add(created["race_id"], cells, now_ms())
-            self.queue.hand_out(race)
+            self.queue.hand_out(race, address, now_ms())
             if self._starter is None or self._starter.done():
                 self._starter = asyncio.create_task(self._run())
             return {
@@ -90,7 +105,7 @@ class QuickRaces:
         if race.second_at is None and now - race.created_at > self.queue.expire_ms:
             self.queue.started(race)  # nobody else came: it stops taking newcomers
             return
-        if self.queue.should_start(race, len(hub.race.players), now):
+        if self.queue.should_start(race, connected(hub), now):
             with contextlib.suppress(Refused):
                 await hub.submit(lambda: start_event(hub.race, now_ms()))
             self.queue.started(race)

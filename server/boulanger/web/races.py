@@ -85,11 +85,14 @@ class Races:
         practice: bool = False,
         open_boards: bool = False,
         host_key_hash: str | None = None,
+        owners: tuple[str, ...] = (),
     ) -> CreatedRace:
         """Create a race on a catalog deal (or the given code); answer the creator's view.
 
         A deal picked here stays secret until the race starts (its code is
-        null in the answer), and is never today's daily deal.
+        null in the answer), and is never today's daily deal. A code outside
+        the catalog is judged by the solver for ``owners`` (who asked: see
+        :meth:`SolverPool.judge`).
         """
         par: int | None
         winnable: bool | None
@@ -97,7 +100,7 @@ class Races:
         if code is None:
             code, par, winnable = self.solver.pick(cells, avoid=self.daily.deal_today())
         else:
-            winnable, par = await self.solver.judge(code, self.settings.solve_budget_s)
+            winnable, par = await self.solver.judge(code, self.settings.solve_budget_s, owners)
         race_id = new_race_id()
         host_key = new_secret()
         meta = self.meta(

@@ -42,6 +42,8 @@ HTTP_STATUS: dict[str, int] = {
     "too_many_races": 429,
     "too_many_accounts": 429,
     "too_many_attempts": 429,
+    "too_many_reviews": 429,
+    "solver_busy": 429,
     "no_deal": 503,
     "try_again": 503,
 }

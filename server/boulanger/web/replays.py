@@ -30,6 +30,7 @@ from ..engine import RecordDict
 from ..race.errors import Refused
 from ..race.replay import ReviewLines, play_back, text_lines
 from . import daily_http, desk_http, http
+from .limits import requester
 from .services import Server
 
 log = logging.getLogger(__name__)
@@ -141,10 +142,27 @@ def _review(fetch: Fetch) -> Fetch:
         server = _server(request)
 
         async def compute() -> ReviewLines:
-            return await server.solver.review(record, None, REVIEW_BUDGET_S)
+            # Only a review computed counts against the address's day; a cached one
+            # is free, and so is one refused because the solver is busy.
+            server.solver.answers.check(owners)
+            if not await server.addresses.may_review(address):
+                raise Refused(
+                    "too_many_reviews",
+                    f"this address has had its {server.settings.reviews_per_day_per_address} "
+                    "reviews of today; reviews already made still open",
+                )
+            return await server.solver.review(record, None, REVIEW_BUDGET_S, owners)
 
+        address = request.client.host if request.client else "?"
+        owners = [requester(request)]
+        if server.accounts.same_origin(request):
+            account = await server.accounts.account_of(request)
+            if account is not None:
+                owners.append(f"account:{account.id}")
         try:
             review = await _reviews(request).get(record, compute)
+        except Refused:
+            raise
         except Exception:  # the solver process failed (or was stopped): nothing is kept
             log.exception("review of %s failed", request.url.path)
             raise Refused(

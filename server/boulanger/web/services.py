@@ -72,8 +72,12 @@ class Server:
             settings.max_connections_per_address,
             settings.races_per_minute_per_address,
             settings.address_lease_s,
+            settings.reviews_per_day_per_address,
         )
-        self.solver = SolverPool(settings.catalog_seed)
+        # The solver's processes, shared fairly (boulanger.web.solving).
+        self.solver = SolverPool(
+            settings.catalog_seed, settings.solver_workers, settings.solver_queue
+        )
         # Each win's line, measured by the solver and logged (boulanger.web.lines).
         self.lines = Lines(self.solver)
         self.races = Races(self.broker, settings, self.solver, self.daily)

@@ -52,6 +52,15 @@ class Settings:
     solve_budget_s: float = 1.0
     # Budget for a practice game's hint (no answer within it: "unknown").
     hint_budget_s: float = 1.0
+    # The solver's processes for what players wait for (hints, reviews); 0: one per
+    # core this process may run on. Race creation's checks have one of their own.
+    solver_workers: int = 0
+    # Requests waiting for a solver process beyond those it is running; 0: two per
+    # process. Past it (or with one of theirs already waiting or running), an
+    # address or account is refused at once (boulanger.web.solving, docs/protocol.md).
+    solver_queue: int = 0
+    # Reviews of games the solver computes for one address a day (cached ones are free).
+    reviews_per_day_per_address: int = 100
     # When set, races created without a code get their catalog deals in a
     # sequence fixed by this text instead of at random: the same seed and the
     # same order of races give the same deals (tests, demonstrations).
@@ -80,6 +89,10 @@ class Settings:
     # this long after its second player joined.
     quick_race_players: int = 8
     quick_race_wait_s: float = 20.0
+    # A place handed out is held this long for its player to connect, and one
+    # address holds this many at once (boulanger.race.quick).
+    quick_place_s: float = 15.0
+    quick_places_per_address: int = 2
     # Accounts (boulanger.web.accounts): argon2id's cost per password hashed or checked.
     argon2_time_cost: int = 3
     argon2_memory_kib: int = 64 * 1024
@@ -95,6 +108,11 @@ class Settings:
     # Whether a guest's first daily attempt of the day is ranked (a server without
     # accounts in use). Off: a ranked attempt needs a signed-in account.
     daily_guests_ranked: bool = False
+    # Ranked dailies one address has a day from accounts made that day (0: no
+    # limit), and whether an address a guest was dealt today's deal from has no
+    # ranked daily that day (docs/fair-play.md, "Free accounts").
+    daily_new_accounts_per_address: int = 1
+    daily_guest_seen_unranks: bool = True
 
     def review_limits(self) -> ReviewLimits:
         """The review limits new races are created with."""

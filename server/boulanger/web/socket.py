@@ -32,6 +32,7 @@ from .connection import (
     TokenBucket,
 )
 from .hub import RaceHub
+from .limits import requester
 from .services import Server
 from .session import Session, refuse
 
@@ -328,5 +329,8 @@ class RaceSession(Session):
         if race.code.deal == self.server.daily.deal_today():
             raise Refused("daily_deal", "no hints on today's daily deal until the day ends")
         record = race.players[player_id].game.record()
-        result, move = await self.server.solver.hint(record, self.settings.hint_budget_s)
+        owners = [requester(self.websocket)]
+        if self.account is not None:
+            owners.append(f"account:{self.account.id}")
+        result, move = await self.server.solver.hint(record, self.settings.hint_budget_s, owners)
         self.conn.send(codec.encode(p.HintResult(result, move, ref=ref)))
