@@ -2,11 +2,12 @@
 // Everything is optional: races with friends need no account.
 
 import { h, clear, clock, toast, api, playerKey, whoAmI, setMe } from './dom.js';
-import { t, reviewTag } from './review.js';
+import { t, day } from './i18n.js';
+import { reviewTag } from './review.js';
 
 function signedIn(account, navigate) {
   setMe(account);
-  toast(`Signed in as ${account.name}.`);
+  toast(t('account.signed_in', { name: account.name }));
   navigate('/account', true);
 }
 
@@ -30,7 +31,7 @@ function field(id, label, attrs) {
 }
 
 function failed(error) {
-  if (error && error.name === 'NotAllowedError') toast('The passkey request was cancelled.', 'error');
+  if (error && error.name === 'NotAllowedError') toast(t('account.passkey_cancelled'), 'error');
   else toast(error.message || String(error), 'error');
 }
 
@@ -44,12 +45,12 @@ export async function accountPage(root, navigate) {
 
 function signUpPanel(navigate) {
   const form = h('form', { class: 'panel account-form', id: 'sign-up' },
-    h('h1', {}, 'Make an account'),
-    h('p', { class: 'small' }, 'An account keeps your daily streak, history and rating on every device, and ranks your daily game. Races with friends need none.'),
-    field('up-name', 'Name', { maxlength: 20, minlength: 3, autocomplete: 'username', required: true }),
-    passkeysHere() ? h('p', {}, h('button', { type: 'button', class: 'primary', id: 'up-passkey' }, 'Make it with a passkey')) : null,
-    field('up-password', 'Password', { type: 'password', minlength: 8, maxlength: 128, autocomplete: 'new-password' }),
-    h('p', {}, h('button', { type: 'submit', id: 'up-submit' }, 'Make it with this password')));
+    h('h1', {}, t('account.make')),
+    h('p', { class: 'small' }, t('account.make_about')),
+    field('up-name', t('account.name'), { maxlength: 20, minlength: 3, autocomplete: 'username', required: true }),
+    passkeysHere() ? h('p', {}, h('button', { type: 'button', class: 'primary', id: 'up-passkey' }, t('account.make_passkey'))) : null,
+    field('up-password', t('account.password'), { type: 'password', minlength: 8, maxlength: 128, autocomplete: 'new-password' }),
+    h('p', {}, h('button', { type: 'submit', id: 'up-submit' }, t('account.make_password'))));
   const name = () => form.querySelector('#up-name').value.trim();
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -75,11 +76,11 @@ function signUpPanel(navigate) {
 
 function signInPanel(navigate) {
   const form = h('form', { class: 'panel account-form', id: 'sign-in' },
-    h('h2', {}, 'Sign in'),
-    passkeysHere() ? h('p', {}, h('button', { type: 'button', class: 'primary', id: 'in-passkey' }, 'Sign in with a passkey')) : null,
-    field('in-name', 'Name', { autocomplete: 'username', required: true }),
-    field('in-password', 'Password', { type: 'password', autocomplete: 'current-password', required: true }),
-    h('p', {}, h('button', { type: 'submit', id: 'in-submit' }, 'Sign in')));
+    h('h2', {}, t('account.sign_in')),
+    passkeysHere() ? h('p', {}, h('button', { type: 'button', class: 'primary', id: 'in-passkey' }, t('account.sign_in_passkey'))) : null,
+    field('in-name', t('account.name'), { autocomplete: 'username', required: true }),
+    field('in-password', t('account.password'), { type: 'password', autocomplete: 'current-password', required: true }),
+    h('p', {}, h('button', { type: 'submit', id: 'in-submit' }, t('account.sign_in'))));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
@@ -103,50 +104,50 @@ function signInPanel(navigate) {
 }
 
 function accountPanel(me, navigate) {
-  const out = h('button', { type: 'button', id: 'sign-out' }, 'Sign out');
+  const out = h('button', { type: 'button', id: 'sign-out' }, t('account.sign_out'));
   out.addEventListener('click', async () => {
     await api('DELETE', '/api/session').catch(() => null);
     setMe(null);
     navigate('/account', true);
   });
-  const add = passkeysHere() ? h('button', { type: 'button', id: 'add-passkey' }, 'Add a passkey') : null;
+  const add = passkeysHere() ? h('button', { type: 'button', id: 'add-passkey' }, t('account.add_passkey')) : null;
   if (add) add.addEventListener('click', async () => {
     try {
       const begun = await api('POST', '/api/me/passkeys/options', {});
       const credential = await createPasskey(begun.options);
       await api('POST', '/api/me/passkeys', { ceremony: begun.ceremony, credential });
-      toast('Passkey added.');
+      toast(t('account.passkey_added'));
       navigate('/account', true);
     } catch (error) {
       failed(error);
     }
   });
   const password = h('form', { class: 'row', id: 'change-password' },
-    me.password ? h('input', { type: 'password', id: 'pw-current', autocomplete: 'current-password', placeholder: 'current password', 'aria-label': 'Current password' }) : null,
-    h('input', { type: 'password', id: 'pw-new', minlength: 8, maxlength: 128, autocomplete: 'new-password', placeholder: 'new password', 'aria-label': 'New password' }),
-    h('button', { type: 'submit' }, me.password ? 'Change password' : 'Set a password'));
+    me.password ? h('input', { type: 'password', id: 'pw-current', autocomplete: 'current-password', placeholder: t('account.current_placeholder'), 'aria-label': t('account.current_label') }) : null,
+    h('input', { type: 'password', id: 'pw-new', minlength: 8, maxlength: 128, autocomplete: 'new-password', placeholder: t('account.new_placeholder'), 'aria-label': t('account.new_label') }),
+    h('button', { type: 'submit' }, me.password ? t('account.change_password') : t('account.set_password')));
   password.addEventListener('submit', async (e) => {
     e.preventDefault();
     const current = password.querySelector('#pw-current');
     try {
       await api('POST', '/api/me/password', { password: password.querySelector('#pw-new').value, ...(current ? { current: current.value } : {}) });
-      toast('Password saved.');
+      toast(t('account.password_saved'));
       navigate('/account', true);
     } catch (error) {
       failed(error);
     }
   });
-  const remove = h('button', { type: 'button', class: 'danger', id: 'delete-account' }, 'Delete the account');
+  const remove = h('button', { type: 'button', class: 'danger', id: 'delete-account' }, t('account.delete'));
   remove.addEventListener('click', async () => {
-    if (!window.confirm(`Delete ${me.name}? Your history, streak and ratings go; past race results stay, as "deleted player".`)) return;
+    if (!window.confirm(t('account.delete_confirm', { name: me.name }))) return;
     await api('DELETE', '/api/me', { name: me.name }).catch(failed);
     setMe(null);
     navigate('/', true);
   });
   return h('div', { class: 'panel account' },
     h('h1', {}, me.name),
-    h('p', {}, h('a', { href: me.url, 'data-link': '' }, 'Your profile: history, streak and ratings')),
-    h('p', { class: 'small' }, `${me.passkeys} passkey${me.passkeys === 1 ? '' : 's'}`, me.password ? ' and a password' : ''),
+    h('p', {}, h('a', { href: me.url, 'data-link': '' }, t('account.profile_link'))),
+    h('p', { class: 'small' }, t(me.password ? 'account.passkeys_password' : 'account.passkeys', { count: me.passkeys })),
     h('p', { class: 'row' }, add, out),
     password,
     h('p', {}, remove));
@@ -155,18 +156,18 @@ function accountPanel(me, navigate) {
 // -- /@/{name} ---------------------------------------------------------------------------
 
 const PLACE = (r) => {
-  if (r.review && r.review.status === 'disqualified') return t('place_disqualified');
-  if (r.place === null || (r.review && r.review.status === 'held')) return t('place_held');
-  return r.players > 1 ? `#${r.place} of ${r.players}` : r.won ? 'won' : 'not won';
+  if (r.review && r.review.status === 'disqualified') return t('verdict.disqualified_tag');
+  if (r.place === null || (r.review && r.review.status === 'held')) return t('results.held_tag');
+  return r.players > 1 ? t('profile.place', { place: r.place, count: r.players }) : r.won ? t('status.won') : t('profile.not_won');
 };
 
 export async function profilePage(root, name) {
-  clear(root, h('p', { class: 'loading' }, 'Loading the profile…'));
+  clear(root, h('p', { class: 'loading' }, t('loading.profile')));
   let p;
   try {
     p = await api('GET', `/api/players/${encodeURIComponent(name)}`);
   } catch (error) {
-    clear(root, h('div', { class: 'panel' }, h('h1', {}, 'No such player'), h('p', {}, error.message)));
+    clear(root, h('div', { class: 'panel' }, h('h1', {}, t('profile.none')), h('p', {}, error.message)));
     return;
   }
   const s = p.stats;
@@ -175,24 +176,24 @@ export async function profilePage(root, name) {
   clear(root, h('div', { class: 'panel profile' },
     h('h1', {}, p.name),
     h('dl', { class: 'stats' },
-      h('dt', {}, 'Races'), h('dd', {}, `${s.races.played} played · ${s.races.first} won · ${s.races.won} solved (${rate(s.races)})`),
-      h('dt', {}, 'Dailies'), h('dd', {}, `${s.dailies.played} played · ${s.dailies.won} solved`),
-      h('dt', {}, 'Daily streak'), h('dd', { class: 'streak' }, `${p.streak} day${p.streak === 1 ? '' : 's'}`),
-      h('dt', {}, 'Rating'), h('dd', { class: 'ratings' }, ratings.length
-        ? ratings.map(([cells, r]) => `${r.rating} (${cells} cells, ${r.races} race${r.races === 1 ? '' : 's'})`).join(' · ')
-        : 'none yet: race at least one other signed-in player')),
-    h('h2', {}, 'Best and median times'),
+      h('dt', {}, t('profile.races')), h('dd', {}, [t('profile.played', { count: s.races.played }), t('profile.first', { count: s.races.first }), t('profile.solved_rate', { count: s.races.won, rate: rate(s.races) })].join(' · ')),
+      h('dt', {}, t('profile.dailies')), h('dd', {}, [t('profile.played', { count: s.dailies.played }), t('profile.solved', { count: s.dailies.won })].join(' · ')),
+      h('dt', {}, t('profile.streak')), h('dd', { class: 'streak' }, t('profile.days', { count: p.streak })),
+      h('dt', {}, t('profile.rating')), h('dd', { class: 'ratings' }, ratings.length
+        ? ratings.map(([cells, r]) => t('profile.rating_of', { rating: r.rating, cells: t('cells.count', { count: Number(cells) }), races: t('profile.race_count', { count: r.races }) })).join(' · ')
+        : t('profile.no_rating'))),
+    h('h2', {}, t('profile.times')),
     h('table', { class: 'times' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Cells'), h('th', {}, 'Played'), h('th', {}, 'Best'), h('th', {}, 'Median'))),
+      h('thead', {}, h('tr', {}, h('th', {}, t('profile.cells')), h('th', {}, t('profile.played_column')), h('th', {}, t('profile.best')), h('th', {}, t('profile.median')))),
       h('tbody', {}, Object.entries(s.cells).map(([cells, c]) => h('tr', {},
         h('td', {}, cells), h('td', {}, String(c.played)),
         h('td', {}, c.best_ms === null ? '—' : clock(c.best_ms)), h('td', {}, c.median_ms === null ? '—' : clock(c.median_ms)))))),
-    h('h2', {}, 'Days played'),
-    h('p', { class: 'calendar' }, p.calendar.length ? p.calendar.slice(0, 60).map((day) => h('a', { href: `/daily/${day}`, 'data-link': '', class: 'day' }, day.slice(5))) : 'none yet'),
-    h('h2', {}, 'Last races'),
+    h('h2', {}, t('profile.days_played')),
+    h('p', { class: 'calendar' }, p.calendar.length ? p.calendar.slice(0, 60).map((date) => h('a', { href: `/daily/${date}`, 'data-link': '', class: 'day', title: day(date) }, date.slice(5))) : t('profile.none_yet')),
+    h('h2', {}, t('profile.last_races')),
     h('ul', { class: 'history' }, p.races.map((r) => h('li', {},
-      h('a', { href: r.url, 'data-link': '' }, r.daily ? `Daily ${r.daily}${r.ranked ? '' : ' (practice)'}` : `Race, ${r.cells} cells`),
+      h('a', { href: r.url, 'data-link': '' }, r.daily ? t(r.ranked ? 'profile.daily' : 'profile.daily_practice', { date: day(r.daily, 'medium') }) : t('profile.race', { cells: t('cells.count', { count: r.cells }) })),
       ` · ${PLACE(r)}`, r.time_ms !== null ? ` · ${clock(r.time_ms)}` : '',
       r.review && r.review.status !== 'held' ? [' ', reviewTag(r.review), ` ${r.review.reason}`] : '', ' · ',
-      h('a', { href: r.record }, 'record'))))));
+      h('a', { href: r.record }, t('profile.record')))))));
 }

@@ -1,9 +1,9 @@
 // The boulanger web client: routes by path, the home page, the daily
 // challenge and practice; the race page lives in race.js.
 
-import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds, isRecordPath, whoAmI, showAccountLink, playingAs } from './dom.js';
-import { RaceView } from './race.js';
+import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds, isRecordPath, whoAmI, showAccountLink, playingAs, onSignIn } from './dom.js';
 import { soundOn, setSound } from './feel.js';
+import { t, tn, LANGUAGES, language, pickLanguage, useLanguage, keepLanguage, known } from './i18n.js';
 
 const main = document.getElementById('main');
 const COME_BACK_MS = 2 * 3600 * 1000;
@@ -45,11 +45,11 @@ function route() {
       return;
     }
   }
-  page('Not found', h('div', { class: 'panel' }, h('h1', {}, 'Nothing here'), h('p', {}, h('a', { href: '/', 'data-link': '' }, 'Go to the home page'))));
+  page(t('title.not_found'), h('div', { class: 'panel' }, h('h1', {}, t('notfound.title')), h('p', {}, h('a', { href: '/', 'data-link': '' }, t('notfound.home')))));
 }
 
 function page(title, ...content) {
-  document.title = title ? `${title} · Boulanger` : "Boulanger · Baker's Game races";
+  document.title = title ? t('title.page', { title }) : t('title.home');
   clear(main, ...content);
 }
 
@@ -71,16 +71,16 @@ window.addEventListener('popstate', route);
 
 function cellsChoice(name, checked = 4) {
   return h('fieldset', { class: 'cells-choice' },
-    h('legend', {}, 'Free cells'),
+    h('legend', {}, t('cells.legend')),
     [4, 2, 1].map((n) => h('label', {},
       h('input', { type: 'radio', name, value: n, checked: n === checked }),
-      ` ${n} `, h('span', { class: 'small' }, n === 4 ? '(classic)' : n === 2 ? '(hard)' : '(very hard)'))));
+      ` ${n} `, h('span', { class: 'small' }, n === 4 ? t('cells.classic') : n === 2 ? t('cells.hard') : t('cells.very_hard')))));
 }
 
 function nameField(id) {
   const field = h('p', {},
-    h('label', { for: id }, 'Your name '),
-    h('input', { id, maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: 'shown to the other players' }));
+    h('label', { for: id }, t('name.label'), ' '),
+    h('input', { id, maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: t('name.placeholder') }));
   whoAmI().then((me) => {
     if (me) clear(field, playingAs(me), h('input', { id, type: 'hidden', value: me.name, 'data-account': '' }));
   });
@@ -93,7 +93,7 @@ function readName(form, id) {
   if (input.dataset.account !== undefined) return name; // the account's, not to be remembered as typed
   if (!name) {
     input.focus();
-    toast('Enter a name first (1 to 24 characters).', 'error');
+    toast(t('name.missing'), 'error');
     return null;
   }
   saveName(name);
@@ -111,7 +111,7 @@ function openBoardsChoice() {
   return h('p', { class: 'open-boards-choice' },
     h('label', {},
       h('input', { type: 'checkbox', name: 'open_boards' }),
-      ' Open boards ', h('span', { class: 'small' }, '(spectators watch every board live; otherwise nobody sees a board until its player finishes)')));
+      ' ', t('home.open_boards'), ' ', h('span', { class: 'small' }, t('home.open_boards_about'))));
 }
 
 async function createRace(body) {
@@ -157,20 +157,20 @@ function home() {
     if (!race || !comeBack.isConnected) return;
     comeBack.hidden = false;
     clear(comeBack, h('p', { class: 'notice' },
-      race.practice ? 'Your practice game is still on. ' : race.daily ? 'Your daily game is still on. ' : 'Your race is still on. ',
-      h('a', { href: `/race/${race.race_id}`, class: 'button primary', 'data-link': '' }, 'Back to it')));
+      race.practice ? t('home.back_practice') : race.daily ? t('home.back_daily') : t('home.back_race'), ' ',
+      h('a', { href: `/race/${race.race_id}`, class: 'button primary', 'data-link': '' }, t('home.back_to_it'))));
   });
   const create = h('form', { class: 'panel', 'aria-labelledby': 'new-race' },
-    h('h2', { id: 'new-race' }, 'New race'),
-    h('p', { class: 'small' }, 'Send a link to your friends: everyone plays their own game of the same deal, and the first to put all 52 cards up wins.'),
+    h('h2', { id: 'new-race' }, t('home.new_race')),
+    h('p', { class: 'small' }, t('home.new_race_about')),
     cellsChoice('cells'),
     h('p', {},
-      h('label', { for: 'home-code' }, 'or a game code '),
+      h('label', { for: 'home-code' }, t('home.code_label'), ' '),
       h('input', { id: 'home-code', name: 'code', placeholder: 'BK1-C4-…', autocomplete: 'off', spellcheck: 'false', size: 16 })),
     openBoardsChoice(),
     h('p', { class: 'row' },
-      h('button', { type: 'submit', class: 'primary', name: 'create' }, 'Create race'),
-      h('button', { type: 'button', name: 'practice' }, 'Practise alone')));
+      h('button', { type: 'submit', class: 'primary', name: 'create' }, t('home.create')),
+      h('button', { type: 'button', name: 'practice' }, t('home.practise'))));
   const busy = (on) => { for (const b of create.querySelectorAll('button')) b.disabled = on; };
   create.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -182,7 +182,7 @@ function home() {
       const race = await createRace(body);
       navigate(`/race/${race.race_id}`);
     } catch (error) {
-      toast(`Could not create the race: ${error.message}`, 'error', 6000);
+      toast(t('home.create_failed', { reason: error.message }), 'error', 6000);
       busy(false);
     }
   });
@@ -192,26 +192,26 @@ function home() {
     navigate(`/practice?${new URLSearchParams(body)}`);
   });
 
-  const joinInput = h('input', { id: 'join-link', placeholder: 'https://…/race/… or the race id', autocomplete: 'off', spellcheck: 'false' });
+  const joinInput = h('input', { id: 'join-link', placeholder: t('home.join_placeholder'), autocomplete: 'off', spellcheck: 'false' });
   const join = h('form', { class: 'panel' },
-    h('h2', {}, 'Join a race'),
-    h('p', {}, h('label', { for: 'join-link' }, 'Race link '), joinInput, ' ', h('button', { type: 'submit' }, 'Go')));
+    h('h2', {}, t('home.join')),
+    h('p', {}, h('label', { for: 'join-link' }, t('home.join_label'), ' '), joinInput, ' ', h('button', { type: 'submit' }, t('home.go'))));
   join.addEventListener('submit', (e) => {
     e.preventDefault();
     const text = joinInput.value.trim();
     const match = /(?:\/race\/)?([A-Za-z0-9_-]{1,64})\/?(?:[?#].*)?$/.exec(text);
     if (!match) {
-      toast('Paste the link you were sent.', 'error');
+      toast(t('home.join_missing'), 'error');
       return;
     }
     navigate(`/race/${match[1]}`);
   });
 
   const quick = h('form', { class: 'panel quick', 'aria-labelledby': 'quick-race' },
-    h('h2', { id: 'quick-race' }, 'Quick race'),
-    h('p', { class: 'small' }, 'Race whoever is waiting now: a race starts with 8 players, or 20 seconds after the second one comes.'),
+    h('h2', { id: 'quick-race' }, t('home.quick')),
+    h('p', { class: 'small' }, t('home.quick_about')),
     cellsChoice('quick-cells'),
-    h('p', {}, h('button', { type: 'submit', class: 'primary', name: 'quick' }, 'Quick race')));
+    h('p', {}, h('button', { type: 'submit', class: 'primary', name: 'quick' }, t('home.quick_button'))));
   quick.addEventListener('submit', async (e) => {
     e.preventDefault();
     if (!readName(document, 'home-name')) return;
@@ -221,16 +221,21 @@ function home() {
       const cells = Number(quick.querySelector('[name=quick-cells]:checked').value);
       await quickRace(cells);
     } catch (error) {
-      toast(`No quick race now: ${error.message}`, 'error', 6000);
+      toast(t('home.quick_failed', { reason: error.message }), 'error', 6000);
       button.disabled = false;
     }
   });
 
+  // About to race: the race page's modules come now, while the player chooses.
+  for (const form of [quick, create, join]) {
+    form.addEventListener('focusin', warmRace, { once: true });
+    form.addEventListener('pointerdown', warmRace, { once: true });
+  }
   page(null,
     h('section', { class: 'intro' },
-      h('h1', {}, "Baker's Game, against your friends"),
-      h('p', {}, 'Build each suit down in its own suit, free the aces, and race the others to 52 cards on the foundations. ',
-        h('a', { href: '/rules', 'data-link': '' }, 'New here? The rules in two minutes.'))),
+      h('h1', {}, t('home.title')),
+      h('p', {}, t('home.lead'), ' ',
+        h('a', { href: '/rules', 'data-link': '' }, t('home.rules_link')))),
     comeBack,
     h('div', { class: 'panel who' }, nameField('home-name')),
     h('div', { class: 'home-grid' },
@@ -238,24 +243,25 @@ function home() {
       create,
       join,
       h('div', { class: 'panel' },
-        h('h2', {}, 'Daily challenge'),
-        h('p', {}, 'One deal a day for everybody, with its own leaderboard.'),
-        h('p', {}, h('a', { href: '/daily', class: 'button primary', 'data-link': '' }, "Play today's deal")))));
+        h('h2', {}, t('home.daily')),
+        h('p', {}, t('home.daily_about')),
+        h('p', {}, h('a', { href: '/daily', class: 'button primary', 'data-link': '' }, t('home.daily_play'))))));
 }
 
 // -- rules (loaded when asked for) ------------------------------------------------
 
 async function rules() {
-  page('Rules', h('p', { class: 'loading' }, 'Loading the rules…'));
+  page(t('title.rules'), h('p', { class: 'loading' }, t('loading.rules')));
   const { rulesPage } = await import('./guide.js');
-  if (location.pathname.startsWith('/rules')) page('Rules', rulesPage());
+  const content = await rulesPage();
+  if (location.pathname.startsWith('/rules')) page(t('title.rules'), content);
 }
 
 // -- daily challenge ----------------------------------------------------------------
 
 // daily.js is loaded when the page is opened: a first visit does not pay for it.
 async function daily(date) {
-  page('Daily challenge', h('p', { class: 'loading' }, 'Loading the daily challenge…'));
+  page(t('title.daily'), h('p', { class: 'loading' }, t('loading.daily')));
   const at = routed;
   const { DailyPage } = await import('./daily.js');
   if (routed !== at) return; // gone elsewhere meanwhile
@@ -274,7 +280,7 @@ async function daily(date) {
 
 // account.js is loaded when one of its pages is opened: most visits need none.
 async function account() {
-  page('Account', h('p', { class: 'loading' }, 'Loading…'));
+  page(t('title.account'), h('p', { class: 'loading' }, t('loading.any')));
   const { accountPage } = await import('./account.js');
   if (location.pathname.startsWith('/account')) accountPage(main, navigate);
 }
@@ -286,7 +292,7 @@ function profile(name) {
   } catch {
     shown = name;
   }
-  page(shown, h('p', { class: 'loading' }, 'Loading the profile…'));
+  page(shown, h('p', { class: 'loading' }, t('loading.profile')));
   import('./account.js').then(({ profilePage }) => {
     if (location.pathname.startsWith('/@/')) profilePage(main, shown);
   });
@@ -295,7 +301,7 @@ function profile(name) {
 // -- the review desk (desk.js), for moderators -----------------------------------------
 
 function desk() {
-  page('Review desk', h('p', { class: 'loading' }, 'Loading…'));
+  page(t('desk.title'), h('p', { class: 'loading' }, t('desk.loading')));
   import('./desk.js').then(({ DeskPage }) => {
     if (!location.pathname.startsWith('/desk')) return;
     const view = new DeskPage(main);
@@ -306,8 +312,23 @@ function desk() {
 
 // -- race -------------------------------------------------------------------------
 
-function racePage(raceId) {
-  page('Race');
+// The race page's modules (race.js and what it imports) are loaded when a
+// race is opened, not on the home page: a first visit does not pay for them.
+// A page opened on a race asks for all of them at once (RACE_MODULES).
+const RACE_MODULES = ['race.js', 'board.js', 'rules.js', 'net.js', 'track.js', 'results.js'];
+
+export function warmRace() {
+  for (const name of RACE_MODULES) {
+    const href = new URL(`./${name}`, import.meta.url).href;
+    if (!document.querySelector(`link[rel=modulepreload][href="${href}"]`)) document.head.append(h('link', { rel: 'modulepreload', href }));
+  }
+}
+
+async function racePage(raceId) {
+  page(t('title.race'), h('p', { class: 'loading' }, t('loading.race')));
+  const at = routed;
+  const { RaceView } = await import('./race.js');
+  if (routed !== at) return; // gone elsewhere meanwhile
   const params = new URLSearchParams(location.search);
   const view = new RaceView(main, raceId, { watch: params.has('watch'), navigate });
   current = view;
@@ -318,7 +339,7 @@ function racePage(raceId) {
 
 // Loaded when first wanted: a first visit does not pay for it.
 async function replayPage(kind, key, first) {
-  page('Replay', h('p', { class: 'loading' }, 'Loading the replay…'));
+  page(t('title.replay'), h('p', { class: 'loading' }, t('loading.replay')));
   const path = location.pathname;
   const { ReplayPage, raceSource, dailySource, deskSource } = await import('./replay.js');
   if (location.pathname !== path) return; // gone elsewhere meanwhile
@@ -333,13 +354,13 @@ async function replayPage(kind, key, first) {
 // -- practice: a race of one that starts by itself -----------------------------------
 
 async function practice() {
-  page('Practice', h('p', { class: 'loading' }, 'Dealing…'));
+  page(t('title.practice'), h('p', { class: 'loading' }, t('loading.dealing')));
   const params = new URLSearchParams(location.search);
   const body = { practice: true };
-  const ghost = isRecordPath(params.get('ghost')) ? { path: params.get('ghost'), name: (params.get('name') || 'Ghost').slice(0, 24) } : null;
+  const ghost = isRecordPath(params.get('ghost')) ? { path: params.get('ghost'), name: (params.get('name') || t('ghost.default_name')).slice(0, 24) } : null;
   if (params.get('code')) body.code = params.get('code');
   else body.cells = Number(params.get('cells')) || 4;
-  if (!savedName()) saveName('Player');
+  if (!savedName()) saveName(t('name.default'));
   try {
     // A ghost's game: the same deal as its record.
     if (ghost) body.code = (await api('GET', `${ghost.path}/replay`)).code;
@@ -348,10 +369,10 @@ async function practice() {
     if (location.pathname.startsWith('/practice')) navigate(`/race/${race.race_id}`, true);
   } catch (error) {
     if (!location.pathname.startsWith('/practice')) return;
-    page('Practice', h('div', { class: 'panel' },
-      h('h1', {}, 'No practice game'),
-      h('p', {}, `The server could not deal one: ${error.message}`),
-      h('p', {}, h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
+    page(t('title.practice'), h('div', { class: 'panel' },
+      h('h1', {}, t('practice.failed_title')),
+      h('p', {}, t('practice.failed', { reason: error.message })),
+      h('p', {}, h('a', { href: '/', class: 'button', 'data-link': '' }, t('common.home')))));
   }
 }
 
@@ -360,13 +381,69 @@ const soundButton = document.getElementById('sound');
 function showSound() {
   const on = soundOn();
   soundButton.setAttribute('aria-pressed', String(on));
-  soundButton.replaceChildren('♪', h('span', { class: 'word' }, on ? ' Sound on' : ' Sound off'));
+  soundButton.replaceChildren('♪', h('span', { class: 'word' }, ' ', on ? t('sound.on') : t('sound.off')));
 }
 soundButton.addEventListener('click', () => {
   setSound(!soundOn());
   showSound();
 });
+// The language picker, on every page: links that carry ?lang=xx (a page
+// opened with one keeps it); a click here draws the page again in that
+// language, and the choice is kept (in this browser, and on the account of a
+// signed-in player).
+const picker = document.getElementById('lang');
+function showPicker() {
+  const here = language();
+  const name = (LANGUAGES.find(([code]) => code === here) || LANGUAGES[0])[1];
+  picker.open = false;
+  picker.replaceChildren(
+    h('summary', { title: t('lang.label') }, here.toUpperCase(), h('span', { class: 'offscreen' }, ` ${t('lang.label')}: ${name}`)),
+    h('ul', {}, LANGUAGES.map(([code, own]) => h('li', {},
+      h('a', { href: `?lang=${code}`, lang: code, hreflang: code, 'data-lang': code, 'aria-current': code === here ? 'true' : null }, own)))));
+}
+picker.addEventListener('click', async (e) => {
+  const link = e.target.closest && e.target.closest('a[data-lang]');
+  if (!link) return;
+  e.preventDefault();
+  e.stopPropagation();
+  keepLanguage(link.dataset.lang);
+  await switchLanguage(link.dataset.lang);
+  // A signed-in player's choice follows them to their other devices.
+  if (await whoAmI()) api('POST', '/api/me/language', { language: link.dataset.lang }).catch(() => null);
+});
+document.addEventListener('click', (e) => {
+  if (picker.open && !picker.contains(e.target)) picker.open = false;
+});
+picker.addEventListener('keydown', (e) => {
+  if (e.key !== 'Escape' || !picker.open) return;
+  picker.open = false;
+  picker.querySelector('summary').focus();
+});
+
+export async function switchLanguage(code) {
+  if (code === language()) return;
+  await useLanguage(code);
+  showPicker();
+  showSound();
+  showAccountLink();
+  route();
+}
+
+// The language chosen on the account (on any device) wins over this
+// browser's, once signed in; a link's ?lang=xx still wins for its page.
+async function followAccount(me) {
+  if (!me || !known(me.language) || me.language === language()) return;
+  if (new URLSearchParams(location.search).has('lang')) return;
+  keepLanguage(me.language);
+  await switchLanguage(me.language);
+}
+onSignIn(followAccount);
+
+if (location.pathname.startsWith('/race/') || location.pathname.startsWith('/practice')) warmRace();
+await useLanguage(pickLanguage());
+showPicker();
 showSound();
 showAccountLink();
+whoAmI().then(followAccount);
 
 route();

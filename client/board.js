@@ -5,6 +5,7 @@
 import { h, clear } from './dom.js';
 import * as R from './rules.js';
 import { slide, shake, play } from './feel.js';
+import { t, list } from './i18n.js';
 
 const DRAG_THRESHOLD = 6; // px before a press becomes a drag
 const DOUBLE_TAP_MS = 350;
@@ -59,7 +60,7 @@ export class BoardView {
     this.dropRects = null; // where dropped cards were let go (they fly from there)
     this.tapTimer = 0;
     this.noteEl = null;
-    this.el = h('div', { class: 'board', role: 'group', 'aria-label': 'Board' });
+    this.el = h('div', { class: 'board', role: 'group', 'aria-label': t('board.label') });
     this.el.addEventListener('pointerdown', (e) => this.pointerDown(e));
     this.el.addEventListener('pointermove', (e) => this.pointerMove(e));
     this.el.addEventListener('pointerup', (e) => this.pointerUp(e));
@@ -121,8 +122,8 @@ export class BoardView {
     const tableau = h('div', { class: 'tableau' }, columns);
     clear(this.el,
       h('div', { class: 'top-row' },
-        h('div', { class: 'cells' }, h('span', { class: 'caption', 'aria-hidden': 'true' }, cellCount === 1 ? 'Free cell' : 'Free cells'), cells),
-        h('span', { class: 'caption foundations-caption', 'aria-hidden': 'true' }, 'Foundations'),
+        h('div', { class: 'cells' }, h('span', { class: 'caption', 'aria-hidden': 'true' }, t('board.cells', { count: cellCount })), cells),
+        h('span', { class: 'caption foundations-caption', 'aria-hidden': 'true' }, t('board.foundations')),
         foundations),
       tableau);
     this.places = { cellCount, cells, foundations, foundationSlots, columns, tableau };
@@ -182,7 +183,7 @@ export class BoardView {
       const place = `cell${i + 1}`;
       const el = places.cells[i];
       mark(el, 'slot cell', place);
-      setLabel(el, `Cell ${i + 1} (key ${KEY_CELLS[i]}): ${card ? R.cardName(card) : 'empty'}`);
+      setLabel(el, t('board.cell_label', { n: i + 1, key: KEY_CELLS[i], card: card ? R.cardName(card) : t('board.empty') }));
       const cardEl = card ? this.card(card) : null;
       if (cardEl) {
         cardEl.style.removeProperty('--i');
@@ -199,13 +200,13 @@ export class BoardView {
       if (cardEl) {
         cardEl.style.removeProperty('--i');
         picked(cardEl, false);
-        shown.push(`${R.SUIT_NAMES[suit]} up to ${R.cardName(R.cardOf(rank, suit)).split(' of ')[0]}`);
+        shown.push(t('board.foundation_top', { suit: R.suitName(suit), card: R.cardName(R.cardOf(rank, suit)) }));
       } else {
-        shown.push(`no ${R.SUIT_NAMES[suit]}`);
+        shown.push(t('board.foundation_none', { suit: R.suitName(suit) }));
       }
       placeCards(places.foundationSlots[i], cardEl ? [cardEl] : []);
     });
-    setLabel(places.foundations, `Foundations (key f): ${shown.join(', ')}`);
+    setLabel(places.foundations, t('board.foundations_label', { key: 'f', cards: list(shown, 'unit') }));
 
     const selCount = sel ? (sel.count || 1) : 0;
     board.columns.forEach((col, i) => {
@@ -213,8 +214,8 @@ export class BoardView {
       const el = places.columns[i];
       mark(el, 'column', place);
       // Every card of the column, for a screen reader: the top one last.
-      const cards = col.length ? `${col.length} ${col.length === 1 ? 'card' : 'cards'}, bottom to top: ${col.map(R.cardName).join(', ')}` : 'empty';
-      setLabel(el, `Column ${i + 1} (key ${i + 1}): ${cards}`);
+      const cards = col.length ? t('board.column_cards', { count: col.length, cards: col.map(R.cardName).join(', ') }) : t('board.empty');
+      setLabel(el, t('board.column_label', { n: i + 1, key: i + 1, cards }));
       const from = sel && sel.place === place ? col.length - selCount : col.length;
       placeCards(el, col.map((card, j) => {
         const cardEl = this.card(card);

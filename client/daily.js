@@ -1,9 +1,10 @@
 // The daily challenge page: the day's deal, my result and streak, a ranked
 // first attempt (then practice), and the day's leaderboard, live.
 
-import { h, clear, clock, copyButton, toast, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
+import { h, clear, clock, clockTenths, copyButton, toast, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
 import { setConnectionIndicator } from './race.js';
-import { t, reviewNote } from './review.js';
+import { t, tn, day as dayText, relative } from './i18n.js';
+import { reviewNote, dailyPlace } from './review.js';
 
 const FIRST_DAY = '2026-01-01';
 
@@ -13,7 +14,8 @@ function shiftDay(date, days) {
   return d.toISOString().slice(0, 10);
 }
 
-const RESULT_TEXT = { won: 'won', resigned: 'resigned', time_limit: 'time up' };
+const RESULT_KEYS = { won: 'status.won', resigned: 'status.resigned', time_limit: 'daily.time_up' };
+const resultText = (result) => (RESULT_KEYS[result] ? t(RESULT_KEYS[result]) : result);
 
 export class DailyPage {
   constructor(root, date, navigate) {
@@ -22,7 +24,7 @@ export class DailyPage {
     this.navigate = navigate;
     this.day = null;
     this.me = null;
-    this.board = h('div', { class: 'daily-board' }, h('p', { class: 'small' }, 'Loading the leaderboard…'));
+    this.board = h('div', { class: 'daily-board' }, h('p', { class: 'small' }, t('loading.leaderboard')));
     this.timer = 0;
     this.ws = null;
     this.retry = 0;
@@ -38,7 +40,7 @@ export class DailyPage {
   }
 
   async mount() {
-    clear(this.root, h('p', { class: 'loading' }, 'Loading the daily challenge…'));
+    clear(this.root, h('p', { class: 'loading' }, t('loading.daily')));
     try {
       this.day = await api('GET', this.date ? `/api/daily/${encodeURIComponent(this.date)}` : '/api/daily');
     } catch (error) {
@@ -62,17 +64,17 @@ export class DailyPage {
 
   unavailable(error) {
     let text;
-    if (error.status === 404 && !this.date) text = 'There is no daily challenge on this server yet. Try a race or a practice game meanwhile.';
-    else if (error.status === 404) text = 'There is no daily challenge for that day.';
-    else if (error.status === 400) text = `That is not a day: ${error.message}.`;
-    else text = `The daily challenge cannot be loaded now: ${error.message}`;
+    if (error.status === 404 && !this.date) text = t('daily.none_yet');
+    else if (error.status === 404) text = t('daily.none_that_day');
+    else if (error.status === 400) text = t('daily.not_a_day', { date: this.date });
+    else text = t('daily.cannot_load', { reason: error.message });
     clear(this.root, h('div', { class: 'panel' },
-      h('h1', {}, 'Daily challenge'),
+      h('h1', {}, t('title.daily')),
       h('p', {}, text),
       h('p', { class: 'row' },
-        this.date ? h('a', { href: '/daily', class: 'button primary', 'data-link': '' }, "Today's challenge") : null,
-        h('a', { href: '/practice', class: 'button', 'data-link': '' }, 'Practise alone'),
-        h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
+        this.date ? h('a', { href: '/daily', class: 'button primary', 'data-link': '' }, t('daily.today')) : null,
+        h('a', { href: '/practice', class: 'button', 'data-link': '' }, t('home.practise')),
+        h('a', { href: '/', class: 'button', 'data-link': '' }, t('common.home')))));
   }
 
   render() {
@@ -87,9 +89,9 @@ export class DailyPage {
     const account = this.account;
     const name = account
       ? h('input', { id: 'daily-name', type: 'hidden', value: account.name })
-      : h('input', { id: 'daily-name', maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: 'shown on the leaderboard' });
-    const play = h('button', { type: 'submit', class: 'primary' }, ranked ? "Play today's deal" : this.today && !this.canRank ? "Play today's deal (unranked)" : 'Play it again (practice)');
-    const form = h('form', { class: 'row daily-play', hidden: this.elsewhere }, account ? playingAs(account) : h('label', { for: 'daily-name' }, 'Your name'), name, play);
+      : h('input', { id: 'daily-name', maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: t('daily.name_placeholder') });
+    const play = h('button', { type: 'submit', class: 'primary' }, ranked ? t('home.daily_play') : this.today && !this.canRank ? t('daily.play_unranked') : t('daily.play_again'));
+    const form = h('form', { class: 'row daily-play', hidden: this.elsewhere }, account ? playingAs(account) : h('label', { for: 'daily-name' }, t('name.label')), name, play);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       this.play(name, play);
@@ -97,23 +99,25 @@ export class DailyPage {
     this.mineEl = h('div', { class: 'mine' });
     this.renderMine();
     const next = h('span', { class: 'small', 'data-next': '' });
-    const prev = day.date > FIRST_DAY ? h('a', { href: `/daily/${shiftDay(day.date, -1)}`, 'data-link': '' }, '← previous day') : null;
-    const later = this.today ? null : h('a', { href: '/daily', 'data-link': '' }, 'today →');
+    const prev = day.date > FIRST_DAY ? h('a', { href: `/daily/${shiftDay(day.date, -1)}`, 'data-link': '' }, `← ${t('daily.previous')}`) : null;
+    const later = this.today ? null : h('a', { href: '/daily', 'data-link': '' }, `${t('daily.today_link')} →`);
+    const ago = this.today ? null : Math.round((Date.parse(new Date().toISOString().slice(0, 10)) - Date.parse(day.date)) / 86400000);
     clear(this.root, h('div', { class: 'panel daily' },
-      h('h1', {}, `Daily challenge · ${day.date}`),
+      h('h1', {}, t('daily.title', { date: dayText(day.date) })),
+      ago > 0 ? h('p', { class: 'small when' }, relative(-ago, 'day')) : null,
       day.code
-        ? h('p', {}, 'Game code ', h('span', { class: 'code' }, day.code), day.par ? ` · par ${day.par}` : '', ' · 4 cells')
-        : h('p', {}, "Today's deal is secret until the day ends: it is dealt when your game starts.", day.par ? ` Par ${day.par}` : '', ' · 4 cells.'),
+        ? h('p', {}, tn('daily.code', { code: h('span', { class: 'code' }, day.code) }), day.par ? ` · ${t('race.par', { par: day.par })}` : '', ` · ${t('cells.count', { count: 4 })}`)
+        : h('p', {}, t('daily.secret'), day.par ? ` ${t('daily.par', { par: day.par })}` : '', ` · ${t('cells.count', { count: 4 })}.`),
       this.mineEl,
       form,
       this.today ? h('p', {}, next) : null,
       h('p', { class: 'row small' }, prev, later),
       this.ghostOffer(),
-      h('h2', {}, 'Leaderboard'),
+      h('h2', {}, t('standings.leaderboard')),
       this.board));
     clearInterval(this.timer);
     const tick = () => {
-      if (Number.isFinite(day.next_at)) next.textContent = `Next deal in ${clock(day.next_at - Date.now())}.`;
+      if (Number.isFinite(day.next_at)) next.textContent = t('daily.next', { time: clock(day.next_at - Date.now()) });
     };
     tick();
     this.timer = setInterval(tick, 1000);
@@ -133,8 +137,8 @@ export class DailyPage {
       const time = top.result === 'won' ? ` (${clock(top.time_ms)})` : '';
       clear(el,
         h('a', { href: ghostLink(path, top.name), class: 'button race-ghost', 'data-link': '' },
-          over ? `Race this day's winner, ${top.name}${time}` : `Race yesterday's winner, ${top.name}${time}`),
-        h('a', { href: `/daily/${day}/replay/${top.entry_id}`, 'data-link': '' }, 'Watch the replay'));
+          t(over ? 'daily.ghost_day' : 'daily.ghost_yesterday', { name: top.name }) + time),
+        h('a', { href: `/daily/${day}/replay/${top.entry_id}`, 'data-link': '' }, t('results.watch_replay')));
       el.hidden = false;
     }).catch(() => {});
     return el;
@@ -147,31 +151,44 @@ export class DailyPage {
     if (me && me.entry) {
       const entry = me.entry;
       mine.push(h('p', { class: 'my-result' },
-        `Your result: ${RESULT_TEXT[entry.result] || entry.result}`,
-        entry.result === 'won' ? ` in ${clock(entry.time_ms)}` : ` with ${entry.foundation_cards}/52 cards`,
-        dailyPlace(entry, me),
-        me.streak > 1 ? ` ${me.streak} days in a row.` : ''));
-      for (const line of reviewNote(entry.review)) mine.push(h('p', { class: `held small review-${entry.review.status}` }, line));
+        entry.result === 'won' ? t('daily.mine_won', { time: clock(entry.time_ms) }) : t('daily.mine_cards', { result: resultText(entry.result), cards: entry.foundation_cards }),
+        ' — ',
+        dailyPlace(entry, me.rank, me.total),
+        me.streak > 1 ? ` ${t('daily.streak', { count: me.streak })}` : ''));
+      for (const line of reviewNote(entry.review, 'daily.why')) mine.push(h('p', { class: `held small review-${entry.review.status}` }, line));
       if (me.share) {
+        const share = this.shareText(entry, me);
         mine.push(h('div', { class: 'share' },
-          h('label', { for: 'daily-share' }, 'Share (the result, not the deal)'),
-          h('div', { class: 'row' }, h('textarea', { id: 'daily-share', readonly: true, rows: 3 }, me.share), copyButton(() => me.share, 'Copy'),
-            typeof navigator.share === 'function' ? h('button', { type: 'button', class: 'share-native', onclick: () => navigator.share({ text: me.share }).catch(() => {}) }, 'Share…') : null)));
+          h('label', { for: 'daily-share' }, t('daily.share')),
+          h('div', { class: 'row' }, h('textarea', { id: 'daily-share', readonly: true, rows: 3 }, share), copyButton(() => share),
+            typeof navigator.share === 'function' ? h('button', { type: 'button', class: 'share-native', onclick: () => navigator.share({ text: share }).catch(() => {}) }, t('results.share_native')) : null)));
       }
     } else if (me && me.attempt && this.elsewhere) {
-      mine.push(h('p', { class: 'my-result elsewhere' }, 'Your ranked game of the day is under way on another device. Finish it there; practice games of today\'s deal open here once it is over.'));
+      mine.push(h('p', { class: 'my-result elsewhere' }, t('daily.elsewhere')));
     } else if (me && me.attempt) {
-      mine.push(h('p', { class: 'my-result' }, 'Your ranked game of the day is under way. ',
-        h('a', { href: me.attempt.url, class: 'button primary', 'data-link': '' }, 'Continue it')));
+      mine.push(h('p', { class: 'my-result' }, t('daily.under_way'), ' ',
+        h('a', { href: me.attempt.url, class: 'button primary', 'data-link': '' }, t('daily.continue'))));
     } else if (this.today && !this.canRank) {
-      mine.push(h('p', { class: 'unranked' }, 'As a guest you play unranked. ',
-        h('a', { href: '/account', 'data-link': '' }, 'Sign up or sign in'), ' to put your first game of the day on the leaderboard and keep your streak.'));
+      mine.push(h('p', { class: 'unranked' }, tn('daily.guest', { link: h('a', { href: '/account', 'data-link': '' }, t('daily.guest_link')) })));
     } else if (this.today) {
-      mine.push(h('p', { class: 'small' }, 'Your first game of the day counts for the leaderboard; later ones are practice.'));
+      mine.push(h('p', { class: 'small' }, t('daily.first_counts')));
     } else {
-      mine.push(h('p', { class: 'small' }, 'A past day: games of it are practice and do not go on its leaderboard.'));
+      mine.push(h('p', { class: 'small' }, t('daily.past')));
     }
     clear(this.mineEl, mine);
+  }
+
+  // The line to paste elsewhere, in the player's language (the server's
+  // `share` says the same in English): no code, no link, no move.
+  shareText(entry, me) {
+    const par = this.day.par ? ` ${t('daily.share_par', { par: this.day.par })}` : '';
+    const outcome = entry.result === 'won'
+      ? t('daily.share_won', { time: clockTenths(entry.time_ms), count: entry.actions }) + par
+      : t('daily.share_cards', { cards: entry.foundation_cards, count: entry.actions });
+    const disqualified = entry.review && entry.review.status === 'disqualified';
+    const place = me.rank ? t('profile.place', { place: me.rank, count: me.total }) : t(disqualified ? 'verdict.disqualified_tag' : 'results.held_tag');
+    const streak = me.streak > 1 ? t('daily.share_streak', { count: me.streak }) : '';
+    return t('daily.share_text', { date: dayText(this.day.date), outcome, place, streak });
   }
 
   // Ask the server for my place again (once at a time: the live table can move fast).
@@ -202,7 +219,7 @@ export class DailyPage {
     const name = nameInput.value.trim();
     if (!name) {
       nameInput.focus();
-      toast('Enter a name first (1 to 24 characters).', 'error');
+      toast(t('name.missing'), 'error');
       return;
     }
     if (!this.account) saveName(name);
@@ -212,7 +229,7 @@ export class DailyPage {
       saveRaceCreds(attempt.race_id, { host_key: attempt.host_key, autostart: true, daily: attempt.date, ranked: attempt.ranked });
       this.navigate(attempt.url || `/race/${attempt.race_id}`);
     } catch (error) {
-      toast(`Could not start the daily challenge: ${error.message}`, 'error', 6000);
+      toast(t('daily.start_failed', { reason: error.message }), 'error', 6000);
       button.disabled = false;
     }
   }
@@ -222,29 +239,29 @@ export class DailyPage {
       const page = await api('GET', `/api/daily/${this.day.date}/leaderboard?limit=50&offset=0`);
       if (!this.destroyed) this.showBoard(page.entries || [], page.total);
     } catch (error) {
-      if (!this.destroyed) clear(this.board, h('p', { class: 'small' }, `The leaderboard cannot be loaded: ${error.message}`));
+      if (!this.destroyed) clear(this.board, h('p', { class: 'small' }, t('daily.board_failed', { reason: error.message })));
     }
   }
 
   showBoard(entries, total) {
     if (!entries.length) {
-      clear(this.board, h('p', { class: 'small' }, this.today ? 'No results yet today: be the first.' : 'No results for that day.'));
+      clear(this.board, h('p', { class: 'small' }, this.today ? t('daily.no_results_today') : t('daily.no_results')));
       return;
     }
     clear(this.board,
       h('table', { class: 'results-table' },
-        h('thead', {}, h('tr', {}, ['#', 'Player', 'Result', 'Time', 'Cards', 'Score', 'Moves', ...(this.day.code ? ['Replay'] : [])].map((t) => h('th', { scope: 'col' }, t)))),
+        h('thead', {}, h('tr', {}, ['#', t('table.player'), t('table.result'), t('table.time'), t('table.cards'), t('table.score'), t('table.moves'), ...(this.day.code ? [t('table.replay')] : [])].map((text) => h('th', { scope: 'col' }, text)))),
         h('tbody', {}, entries.map((e) => h('tr', { class: this.me && this.me.entry && this.me.entry.entry_id === e.entry_id ? 'me' : '' },
           h('td', { 'data-label': '#' }, String(e.rank)),
-          h('td', { 'data-label': 'Player', class: 'who' }, e.name),
-          h('td', { 'data-label': 'Result' }, RESULT_TEXT[e.result] || e.result),
-          h('td', { 'data-label': 'Time' }, e.result === 'won' ? clock(e.time_ms) : '—'),
-          h('td', { 'data-label': 'Cards' }, `${e.foundation_cards}/52`),
-          h('td', { 'data-label': 'Score' }, String(e.score)),
-          h('td', { 'data-label': 'Moves' }, String(e.actions)),
+          h('td', { 'data-label': t('table.player'), class: 'who' }, e.name),
+          h('td', { 'data-label': t('table.result') }, resultText(e.result)),
+          h('td', { 'data-label': t('table.time') }, e.result === 'won' ? clock(e.time_ms) : '—'),
+          h('td', { 'data-label': t('table.cards') }, `${e.foundation_cards}/52`),
+          h('td', { 'data-label': t('table.score') }, String(e.score)),
+          h('td', { 'data-label': t('table.moves') }, String(e.actions)),
           // A past day's records are public: its games can be watched.
-          !this.day.code ? null : h('td', { 'data-label': 'Replay' }, h('a', { href: `/daily/${this.day.date}/replay/${e.entry_id}`, 'data-link': '' }, 'Watch')))))),
-      Number.isFinite(total) && total > entries.length ? h('p', { class: 'small' }, `${total} players in all.`) : null);
+          !this.day.code ? null : h('td', { 'data-label': t('table.replay') }, h('a', { href: `/daily/${this.day.date}/replay/${e.entry_id}`, 'data-link': '' }, t('standings.watch'))))))),
+      Number.isFinite(total) && total > entries.length ? h('p', { class: 'small' }, t('daily.total', { count: total })) : null);
   }
 
   // The live leaderboard socket: each message replaces the table.
@@ -286,14 +303,6 @@ export class DailyPage {
   }
 }
 
-// Where my entry of the day stands: its place, or its review.
-function dailyPlace(entry, me) {
-  const review = entry.review;
-  if (review && review.status === 'disqualified') return t('daily_disqualified');
-  if (review && review.status === 'confirmed' && me.rank) return t('daily_confirmed', { rank: me.rank, total: me.total });
-  if (review || !me.rank) return t('daily_held');
-  return ` — #${me.rank} of ${me.total}.`;
-}
 
 // Whether this browser started the race (it holds its keys), or another one did.
 function ownAttempt(raceId) {

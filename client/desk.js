@@ -5,7 +5,7 @@
 // POST /api/desk/decisions and GET /api/desk/audit (docs/protocol.md).
 
 import { h, clear, clock, toast, api } from './dom.js';
-import { t } from './review.js';
+import { t, language } from './i18n.js';
 
 const NOTE_MAX = 280;
 
@@ -14,7 +14,7 @@ function today() {
 }
 
 function when(ms) {
-  return ms ? new Date(ms).toLocaleString() : '—';
+  return ms ? new Date(ms).toLocaleString(language()) : '—';
 }
 
 export class DeskPage {
@@ -32,8 +32,8 @@ export class DeskPage {
   }
 
   async mount() {
-    document.title = `${t('desk_title')} · Boulanger`;
-    clear(this.main, h('p', { class: 'loading' }, t('desk_loading')));
+    document.title = t('title.page', { title: t('desk.title') });
+    clear(this.main, h('p', { class: 'loading' }, t('desk.loading')));
     await this.load();
   }
 
@@ -47,8 +47,8 @@ export class DeskPage {
       ]);
     } catch (error) {
       if (this.gone) return;
-      const text = error.status === 401 || error.status === 403 ? t('desk_refused') : t('desk_failed', { message: error.message });
-      clear(this.main, h('div', { class: 'panel desk' }, h('h1', {}, t('desk_title')), h('p', { role: 'alert' }, text)));
+      const text = error.status === 401 || error.status === 403 ? t('desk.refused') : t('desk.failed', { message: error.message });
+      clear(this.main, h('div', { class: 'panel desk' }, h('h1', {}, t('desk.title')), h('p', { role: 'alert' }, text)));
       return;
     }
     if (this.gone) return;
@@ -66,29 +66,29 @@ export class DeskPage {
       history.replaceState(null, '', `/desk?date=${this.date}`);
       this.load();
     });
-    const filters = h('div', { class: 'desk-filter', role: 'group', 'aria-label': t('desk_show') },
+    const filters = h('div', { class: 'desk-filter', role: 'group', 'aria-label': t('desk.show') },
       ['all', 'open'].map((key) => h('button', {
         type: 'button',
         'aria-pressed': String(this.filter === key),
         onclick: () => { this.filter = key; this.render(); },
-      }, t(`desk_filter_${key}`))));
+      }, t(`desk.filter_${key}`))));
     clear(this.main,
       h('div', { class: 'panel desk' },
-        h('h1', {}, t('desk_title')),
-        h('p', { class: 'small' }, t('desk_intro')),
-        h('div', { class: 'row desk-controls' }, h('label', { for: 'desk-day' }, t('desk_day')), day, filters)),
+        h('h1', {}, t('desk.title')),
+        h('p', { class: 'small' }, t('desk.intro')),
+        h('div', { class: 'row desk-controls' }, h('label', { for: 'desk-day' }, t('desk.day')), day, filters)),
       shown.length
         ? h('ul', { class: 'desk-list' }, shown.map((r) => this.card(r)))
-        : h('p', { class: 'panel desk-empty' }, t('desk_none')),
+        : h('p', { class: 'panel desk-empty' }, t('desk.none')),
       this.auditPanel());
   }
 
   card(r) {
     const line = r.line;
     const signals = [];
-    if (r.review) signals.push(h('div', {}, h('dt', {}, t('desk_pace')), h('dd', {}, r.review)));
-    signals.push(h('div', {}, h('dt', {}, t('desk_line')), h('dd', {}, line
-      ? [t('desk_line_figures', {
+    if (r.review) signals.push(h('div', {}, h('dt', {}, t('desk.pace')), h('dd', {}, r.review)));
+    signals.push(h('div', {}, h('dt', {}, t('desk.line')), h('dd', {}, line
+      ? [t('desk.line_figures', {
           on: line.on_line,
           decisions: line.decisions,
           share: line.decisions ? Math.round((100 * line.on_line) / line.decisions) : 0,
@@ -96,26 +96,26 @@ export class DeskPage {
           undos: line.undos,
           actions: line.actions,
           par: line.par === null ? '—' : line.par,
-        }), h('br'), t('desk_pauses', { hard: line.hard_pause_ms ?? '—', easy: line.easy_pause_ms ?? '—' })]
-      : t('desk_unmeasured'))));
-    if (r.line_held) signals.push(h('div', {}, h('dt', {}, t('desk_line_held')), h('dd', {}, r.line_held)));
+        }), h('br'), t('desk.pauses', { hard: line.hard_pause_ms ?? '—', easy: line.easy_pause_ms ?? '—' })]
+      : t('desk.unmeasured'))));
+    if (r.line_held) signals.push(h('div', {}, h('dt', {}, t('desk.line_held')), h('dd', {}, r.line_held)));
     const decision = r.decision;
     return h('li', { class: `panel desk-result status-${r.status}`, 'data-result': r.result },
       h('div', { class: 'desk-head' },
         h('strong', { class: 'desk-name' }, r.name),
-        h('span', { class: 'tag' }, r.kind === 'daily' ? t('desk_daily') : t('desk_race')),
-        h('span', { class: `tag desk-status status-${r.status}` }, t(`desk_status_${r.status}`))),
+        h('span', { class: 'tag' }, r.kind === 'daily' ? t('desk.kind_daily') : t('desk.kind_race')),
+        h('span', { class: `tag desk-status status-${r.status}` }, t(`desk.status_${r.status}`))),
       h('p', { class: 'desk-outcome' },
-        r.outcome === 'won' && r.time_ms !== null ? t('desk_won_in', { time: clock(r.time_ms) }) : t('desk_not_won'),
-        ' · ', t('desk_actions', { count: r.actions }),
-        ' · ', r.rank ? t('desk_rank', { rank: r.rank }) : t('desk_no_rank'),
+        r.outcome === 'won' && r.time_ms !== null ? t('desk.won_in', { time: clock(r.time_ms) }) : t('desk.not_won'),
+        ' · ', t('desk.actions', { count: r.actions }),
+        ' · ', r.rank ? t('desk.rank', { rank: r.rank }) : t('desk.no_rank'),
         ' · ', when(r.at)),
       h('dl', { class: 'desk-signals' }, signals),
       h('p', { class: 'row desk-links' },
-        h('a', { href: r.replay, class: 'button', 'data-link': '' }, t('desk_replay')),
-        h('a', { href: `${r.record}/text`, class: 'button', target: '_blank', rel: 'noopener' }, t('desk_record')),
-        r.race ? h('a', { href: r.race, class: 'button', 'data-link': '' }, t('desk_open_race')) : null),
-      decision ? h('p', { class: 'desk-decision' }, t('desk_decided', { status: t(`desk_status_${decision.status}`), by: decision.by, when: when(decision.at), note: decision.note })) : null,
+        h('a', { href: r.replay, class: 'button', 'data-link': '' }, t('desk.replay')),
+        h('a', { href: `${r.record}/text`, class: 'button', target: '_blank', rel: 'noopener' }, t('desk.record')),
+        r.race ? h('a', { href: r.race, class: 'button', 'data-link': '' }, t('desk.open_race')) : null),
+      decision ? h('p', { class: 'desk-decision' }, t('desk.decided', { status: t(`desk.status_${decision.status}`), by: decision.by, when: when(decision.at), note: decision.note })) : null,
       this.form(r));
   }
 
@@ -124,30 +124,30 @@ export class DeskPage {
     const note = h('textarea', { id, rows: 2, maxlength: NOTE_MAX, required: true, class: 'desk-note' });
     const verdicts = r.status === 'confirmed' ? ['disqualified'] : r.status === 'disqualified' ? ['confirmed'] : ['confirmed', 'disqualified'];
     const reversing = r.status === 'confirmed' || r.status === 'disqualified';
-    const label = (v) => (reversing ? t(v === 'confirmed' ? 'desk_reverse_confirm' : 'desk_reverse_disqualify') : t(v === 'confirmed' ? 'desk_confirm' : 'desk_disqualify'));
+    const label = (v) => (reversing ? t(v === 'confirmed' ? 'desk.reverse_confirm' : 'desk.reverse_disqualify') : t(v === 'confirmed' ? 'desk.confirm' : 'desk.disqualify'));
     const buttons = verdicts.map((v) => h('button', {
       type: 'button',
       class: v === 'confirmed' ? 'primary desk-confirm' : 'danger desk-disqualify',
       onclick: (e) => this.decide(r, v, note, e.currentTarget),
     }, label(v)));
-    return h('div', { class: 'desk-form' }, h('label', { for: id, class: 'small' }, t('desk_note')), note, h('div', { class: 'row' }, buttons));
+    return h('div', { class: 'desk-form' }, h('label', { for: id, class: 'small' }, t('desk.note')), note, h('div', { class: 'row' }, buttons));
   }
 
   async decide(r, verdict, noteEl, button) {
     const note = noteEl.value.trim();
     if (!note) {
-      toast(t('desk_need_note'));
+      toast(t('desk.need_note'));
       noteEl.focus();
       return;
     }
     const label = button.textContent;
     button.disabled = true;
-    button.textContent = t('desk_sending');
+    button.textContent = t('desk.sending');
     try {
       await api('POST', '/api/desk/decisions', { result: r.result, verdict, note, was: r.status });
-      toast(t('desk_done', { status: t(`desk_status_${verdict}`) }));
+      toast(t('desk.done', { status: t(`desk.status_${verdict}`) }));
     } catch (error) {
-      if (error.status === 409) toast(t('desk_meanwhile', { message: error.message }));
+      if (error.status === 409) toast(t('desk.meanwhile', { message: error.message }));
       else {
         toast(error.message);
         button.disabled = false;
@@ -160,21 +160,21 @@ export class DeskPage {
 
   auditPanel() {
     const rows = this.audit.map((a) => h('tr', {},
-      h('td', { 'data-label': t('desk_audit_when') }, when(a.at)),
-      h('td', { 'data-label': t('desk_audit_who') }, a.by),
-      h('td', { 'data-label': t('desk_audit_what') }, t('desk_audit_what_text', {
+      h('td', { 'data-label': t('desk.audit_when') }, when(a.at)),
+      h('td', { 'data-label': t('desk.audit_who') }, a.by),
+      h('td', { 'data-label': t('desk.audit_what') }, t('desk.audit_what_text', {
         name: a.name,
-        was: t(`desk_status_${a.was}`),
-        status: t(`desk_status_${a.status}`),
-        reversed: a.action === 'reverse' ? t('desk_audit_reversed') : '',
+        was: t(`desk.status_${a.was}`),
+        status: t(`desk.status_${a.status}`),
+        reversed: a.action === 'reverse' ? t('desk.audit_reversed') : '',
       })),
-      h('td', { 'data-label': t('desk_audit_why') }, a.note)));
+      h('td', { 'data-label': t('desk.audit_why') }, a.note)));
     return h('section', { class: 'panel desk-audit' },
-      h('h2', {}, t('desk_audit')),
+      h('h2', {}, t('desk.audit')),
       rows.length
         ? h('table', { class: 'audit-table' },
-          h('thead', {}, h('tr', {}, ['desk_audit_when', 'desk_audit_who', 'desk_audit_what', 'desk_audit_why'].map((k) => h('th', { scope: 'col' }, t(k))))),
+          h('thead', {}, h('tr', {}, ['desk.audit_when', 'desk.audit_who', 'desk.audit_what', 'desk.audit_why'].map((k) => h('th', { scope: 'col' }, t(k))))),
           h('tbody', {}, rows))
-        : h('p', {}, t('desk_audit_none')));
+        : h('p', {}, t('desk.audit_none')));
   }
 }

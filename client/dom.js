@@ -1,6 +1,8 @@
 // Small DOM and formatting helpers. User data only ever goes in as text:
 // h() sets strings with textContent (through text nodes), never innerHTML.
 
+import { t, tn, has, ordinal as placeWord, decimalSign } from './i18n.js';
+
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   el._made = true;
@@ -139,10 +141,20 @@ export function clock(ms) {
   return hours ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
 }
 
-export function ordinal(n) {
-  const tens = n % 100;
-  if (tens >= 11 && tens <= 13) return `${n}th`;
-  return n + (['th', 'st', 'nd', 'rd'][n % 10] || 'th');
+// "m:ss.t": a result's time to the tenth, with the language's decimal sign.
+export function clockTenths(ms) {
+  const whole = clock(ms);
+  const tenth = Math.floor(Math.max(0, ms) / 100) % 10;
+  return `${whole}${decimalSign()}${tenth}`;
+}
+
+export const ordinal = (n) => placeWord(n);
+
+// What a refusal means, in the player's language: the server's code is
+// stable, its English reason the fallback for a code the catalog lacks.
+export function errorText(code, reason) {
+  if (code && has(`error.${code}`)) return t(`error.${code}`);
+  return reason || code || t('error.refused');
 }
 
 export async function copyText(text) {
@@ -166,12 +178,12 @@ export async function copyText(text) {
 }
 
 // A "Copy" button that copies what getText() returns and says so.
-export function copyButton(getText, label = 'Copy') {
+export function copyButton(getText, label = t('common.copy')) {
   // The button clicked, not the one made here: patch() may keep an older one.
   return h('button', { type: 'button', class: 'copy', onclick: async (e) => {
     const button = e.currentTarget;
     const ok = await copyText(getText());
-    button.textContent = ok ? 'Copied' : 'Select and copy';
+    button.textContent = ok ? t('common.copied') : t('common.copy_manually');
     setTimeout(() => { button.textContent = label; }, 1500);
   } }, label);
 }
@@ -215,7 +227,7 @@ export async function api(method, path, body, headers = {}) {
   try {
     response = await fetch(path, init);
   } catch {
-    const error = new Error('the server cannot be reached');
+    const error = new Error(t('error.unreachable'));
     error.status = 0;
     throw error;
   }
@@ -226,10 +238,12 @@ export async function api(method, path, body, headers = {}) {
     data = null;
   }
   if (!response.ok) {
+    const code = data && data.error && data.error.code;
     const reason = data && data.error && data.error.reason;
-    const error = new Error(reason || `the server answered ${response.status}`);
+    const error = new Error(code ? errorText(code, reason) : t('error.status', { status: response.status }));
     error.status = response.status;
-    error.code = data && data.error && data.error.code;
+    error.code = code;
+    error.reason = reason; // the server's own words (English), for logs
     throw error;
   }
   return data;
@@ -242,10 +256,18 @@ export function whoAmI(fresh = false) {
   return mine;
 }
 
+let signedInListener = null;
+
+// Who wants to know when an account signs in (the app: its language follows).
+export function onSignIn(listener) {
+  signedInListener = listener;
+}
+
 // After signing in or out: remember who, and show it in the header.
 export function setMe(account) {
   mine = Promise.resolve(account);
   showAccountLink();
+  if (account && signedInListener) signedInListener(account);
 }
 
 // The header's link: "Sign in", or the account's name.
@@ -253,7 +275,7 @@ export async function showAccountLink() {
   const link = document.getElementById('account-link');
   const me = await whoAmI();
   if (!link) return;
-  link.textContent = me ? me.name : 'Sign in';
+  link.textContent = me ? me.name : t('nav.sign_in');
   link.href = me ? me.url : '/account';
   // The review desk's link, for moderators only (the desk's routes refuse anyone else).
   const desk = document.getElementById('desk-link');
@@ -262,7 +284,7 @@ export async function showAccountLink() {
 
 // A signed-in player plays as their account: its name instead of a name field.
 export function playingAs(me) {
-  return h('span', { class: 'playing-as' }, 'Playing as ', h('strong', {}, me.name));
+  return h('span', { class: 'playing-as' }, tn('name.playing_as', { name: h('strong', {}, me.name) }));
 }
 
 // Saved state: the display name and, per race, the host key and token.
@@ -334,7 +356,7 @@ export const isRecordPath = (path) => typeof path === 'string' && RECORD.test(pa
 
 // The practice page that races a record's ghost.
 export function ghostLink(path, name) {
-  return `/practice?ghost=${encodeURIComponent(path)}&name=${encodeURIComponent(name || 'Ghost')}`;
+  return `/practice?ghost=${encodeURIComponent(path)}&name=${encodeURIComponent(name || t('ghost.default_name'))}`;
 }
 
 // Better: a win beats no win, a faster win a slower one, more cards fewer.

@@ -5,11 +5,12 @@
 // the links that start one are in dom.js (ghostLink, keepBest).
 
 import { h, patch, clock, api, isRecordPath } from './dom.js';
+import { t } from './i18n.js';
 
 export class Ghost {
   constructor({ path, name }) {
     this.path = path;
-    this.name = name || 'Ghost';
+    this.name = name || t('ghost.default_name');
     this.frames = null;
     this.el = h('div', { class: 'ghost-bar', role: 'status', hidden: true });
     this.timer = 0;
@@ -67,20 +68,20 @@ export class Ghost {
     const ghostDone = at === last;
     const mine = page.myCards();
     const gap = mine - at.foundation_cards;
-    const where = gap > 0 ? `you are ${gap} ahead` : gap < 0 ? `you are ${-gap} behind` : 'level';
+    const where = gap > 0 ? t('ghost.ahead', { count: gap }) : gap < 0 ? t('ghost.behind', { count: -gap }) : t('ghost.level');
     let result = null;
-    if (ghostDone) result = ghostWon ? `${this.name} won in ${clock(last.t || 0)}` : `${this.name} stopped at ${last.foundation_cards}/52`;
+    if (ghostDone) result = ghostWon ? t('gap.leader_won', { name: this.name, time: clock(last.t || 0) }) : t('ghost.stopped', { name: this.name, cards: last.foundation_cards });
     if (me && me.status === 'won') {
-      result = ghostWon && (last.t || 0) < me.time_ms ? `${this.name} was faster by ${clock(me.time_ms - (last.t || 0))}` : `You beat ${this.name}!`;
+      result = ghostWon && (last.t || 0) < me.time_ms ? t('ghost.faster', { name: this.name, time: clock(me.time_ms - (last.t || 0)) }) : t('ghost.beaten', { name: this.name });
     }
     this.el.hidden = false;
     patch(this.el,
-      h('span', { class: 'ghost-name' }, `Ghost: ${this.name}`),
+      h('span', { class: 'ghost-name' }, t('ghost.name', { name: this.name })),
       h('span', { class: 'ghost-cards' }, `${at.foundation_cards}/52`),
-      h('span', { class: 'gap' }, started ? (result || where) : 'starts with you'),
+      h('span', { class: 'gap' }, started ? (result || where) : t('ghost.waiting')),
       h('span', { class: 'mini-track', 'aria-hidden': 'true' },
         h('span', { class: 'runner ghost', style: { left: `${(at.foundation_cards / 52) * 100}%` } }, this.name.slice(0, 1)),
-        h('span', { class: 'runner me', style: { left: `${(mine / 52) * 100}%` } }, 'You')));
+        h('span', { class: 'runner me', style: { left: `${(mine / 52) * 100}%` } }, t('ghost.you'))));
   }
 
   destroy() {

@@ -3,6 +3,7 @@
 // minute and can be skipped. Loaded only when needed.
 
 import { h, clear } from './dom.js';
+import { t, tn } from './i18n.js';
 
 const GUIDE_KEY = 'boulanger.guide';
 const SUITS = { S: '♠', H: '♥', D: '♦', C: '♣' };
@@ -25,32 +26,28 @@ function picture(label, ...parts) {
 const yes = () => h('span', { class: 'verdict yes', 'aria-hidden': 'true' }, '✓');
 const no = () => h('span', { class: 'verdict no', 'aria-hidden': 'true' }, '✗');
 
-// The first-game guide's steps: a title, a line or two, a picture.
+// The first-game guide's steps: a title, a line or two, a picture (the
+// words are the catalog's guide.<step>.*).
 const STEPS = [
   {
-    title: 'Build down in the same suit',
-    text: 'A card goes on the card one higher of its own suit: 7♥ on 8♥, never on 8♦ or a black 8.',
-    picture: () => picture('7♥ goes on 8♥, not on 8♦', pile(['8H', '7H']), yes(), pile(['8D', '7H'], 'wrong'), no()),
+    key: 'build',
+    picture: () => picture(t('pic.build'), pile(['8H', '7H']), yes(), pile(['8D', '7H'], 'wrong'), no()),
   },
   {
-    title: 'Free cells hold one card each',
-    text: 'Park any card in an empty free cell to get at the one under it. Cells never build.',
-    picture: () => picture('A free cell holds one card', h('span', { class: 'mini-cell' }, mini('KS')), h('span', { class: 'mini-cell' }), h('span', { class: 'mini-cell' })),
+    key: 'cells',
+    picture: () => picture(t('pic.cell'), h('span', { class: 'mini-cell' }, mini('KS')), h('span', { class: 'mini-cell' }), h('span', { class: 'mini-cell' })),
   },
   {
-    title: 'Move a run at once',
-    text: 'A run of one suit (9♣ 8♣ 7♣) moves together, as many cards as (free cells + 1), doubled for each empty column.',
-    picture: () => picture('9♣ 8♣ 7♣ move onto 10♣', pile(['TC']), h('span', { class: 'arrow', 'aria-hidden': 'true' }, '←'), pile(['9C', '8C', '7C'])),
+    key: 'group',
+    picture: () => picture(t('pic.group'), pile(['TC']), h('span', { class: 'arrow', 'aria-hidden': 'true' }, '←'), pile(['9C', '8C', '7C'])),
   },
   {
-    title: 'Tap, double tap, drag',
-    text: 'Tap a card to send it to its foundation. Double-tap to move it where it fits best. Or drag it.',
-    picture: () => picture('A tap sends A♠ to its foundation', pile(['5D', 'AS']), h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'), h('span', { class: 'mini-foundation' }, mini('AS'))),
+    key: 'tap',
+    picture: () => picture(t('pic.tap'), pile(['5D', 'AS']), h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'), h('span', { class: 'mini-foundation' }, mini('AS'))),
   },
   {
-    title: 'Score, par and winning',
-    text: '+10 for each card on a foundation, +5 for a card from a cell to a column. Par is how many moves the solver needed. In a race, the fastest to 52 cards wins; then the most cards.',
-    picture: () => picture('All four foundations full: a win', h('span', { class: 'mini-foundation' }, mini('KS')), h('span', { class: 'mini-foundation' }, mini('KH')), h('span', { class: 'mini-foundation' }, mini('KD')), h('span', { class: 'mini-foundation' }, mini('KC'))),
+    key: 'score',
+    picture: () => picture(t('pic.won'), h('span', { class: 'mini-foundation' }, mini('KS')), h('span', { class: 'mini-foundation' }, mini('KH')), h('span', { class: 'mini-foundation' }, mini('KD')), h('span', { class: 'mini-foundation' }, mini('KC'))),
   },
 ];
 
@@ -84,62 +81,71 @@ export function firstGameGuide(onClose) {
     const s = STEPS[step];
     const last = step === STEPS.length - 1;
     clear(panel,
-      h('p', { class: 'small guide-count' }, `First game · ${step + 1} of ${STEPS.length}`),
-      h('h2', { id: 'guide-title' }, s.title),
-      h('div', { class: 'guide-body' }, s.picture(), h('p', {}, s.text)),
+      h('p', { class: 'small guide-count' }, t('guide.count', { step: step + 1, count: STEPS.length })),
+      h('h2', { id: 'guide-title' }, t(`guide.${s.key}.title`)),
+      h('div', { class: 'guide-body' }, s.picture(), h('p', {}, t(`guide.${s.key}.text`))),
       h('p', { class: 'row' },
-        h('button', { type: 'button', class: 'primary guide-next', onclick: () => { if (last) close(); else { step += 1; show(); } } }, last ? 'Got it' : 'Next'),
-        last ? null : h('button', { type: 'button', class: 'guide-skip', onclick: close }, 'Skip'),
-        h('a', { href: '/rules', 'data-link': '', class: 'small' }, 'All the rules')));
+        h('button', { type: 'button', class: 'primary guide-next', onclick: () => { if (last) close(); else { step += 1; show(); } } }, last ? t('guide.done') : t('guide.next')),
+        last ? null : h('button', { type: 'button', class: 'guide-skip', onclick: close }, t('guide.skip')),
+        h('a', { href: '/rules', 'data-link': '', class: 'small' }, t('guide.all_rules'))));
   };
   show();
   return panel;
 }
 
 // -- the rules page ------------------------------------------------------------
+//
+// The same sections in every language, each written from that language's
+// rule document (the catalog's rules.*); the group-move table is worked out
+// by the same formula as the game's.
+
+function section(key, ...extra) {
+  return [h('h2', {}, t(`rules.${key}.title`)), ...extra, h('p', {}, t(`rules.${key}.text`))];
+}
+
+// How many cards may move at once: rows are empty free cells; columns the
+// empty columns, moving onto a card and into an empty column.
+function groupTable() {
+  // The game's rule (rules.js capacity), written out: a page of words needs no game code.
+  const most = (cells, empty) => (cells + 1) * 2 ** empty;
+  const rows = [0, 1, 2, 3, 4].map((cells) => [most(cells, 0), most(cells, 1), most(cells, 2), most(cells, 0), most(cells, 1)]);
+  return h('table', { class: 'group-table' },
+    h('caption', {}, t('rules.table.caption')),
+    h('thead', {},
+      h('tr', {},
+        h('th', { scope: 'col', rowspan: 2 }, t('rules.table.cells')),
+        h('th', { scope: 'colgroup', colspan: 3 }, t('rules.table.onto')),
+        h('th', { scope: 'colgroup', colspan: 2 }, t('rules.table.into'))),
+      h('tr', {}, ['0', '1', '2', '1', '2'].map((n) => h('th', { scope: 'col' }, n)))),
+    h('tbody', {}, rows.map((row, cells) => h('tr', {}, h('th', { scope: 'row' }, String(cells)), row.map((n) => h('td', {}, String(n)))))));
+}
 
 export function rulesPage() {
   return h('article', { class: 'panel rules-page' },
-    h('h1', {}, "How to play Baker's Game"),
-    h('p', { class: 'lead' }, "Baker's Game is FreeCell's older, stricter sibling. Every card is dealt face up; you win when all 52 are on the four foundations, ace to king, one pile per suit."),
-
-    h('h2', {}, 'The table'),
-    h('p', {}, 'Eight columns of cards; above them the free cells (4, or 2 or 1 in the harder games) on the left, and the four foundations on the right. Only the last card of a column, the one not covered, can move.'),
-
-    h('h2', {}, 'Build down in the same suit'),
-    picture('7♥ goes on 8♥, not on 8♦', pile(['8H', '7H']), yes(), pile(['8D', '7H'], 'wrong'), no()),
-    h('p', {}, 'A card goes on the card one rank higher of the same suit: 7♥ on 8♥ only. This is what makes it harder than FreeCell, where colours alternate. Any card may go into an empty column.'),
-
-    h('h2', {}, 'Free cells'),
-    picture('A free cell holds one card', h('span', { class: 'mini-cell' }, mini('KS')), h('span', { class: 'mini-cell' }), h('span', { class: 'mini-cell' })),
-    h('p', {}, 'A free cell holds any one card. Use them to dig out the card you need; they fill up fast, so plan before you park.'),
-
-    h('h2', {}, 'Foundations'),
-    picture('A♠, 2♠, 3♠ go up in order', h('span', { class: 'mini-foundation' }, mini('3S')), h('span', { class: 'arrow', 'aria-hidden': 'true' }, '←'), mini('4S')),
-    h('p', {}, 'Each suit goes up on its own foundation from the ace to the king. A card on a foundation stays there (only an undo takes it back). Nothing goes up by itself: you move every card.'),
-
-    h('h2', {}, 'Runs move together, within limits'),
-    picture('9♣ 8♣ 7♣ move onto 10♣', pile(['TC']), h('span', { class: 'arrow', 'aria-hidden': 'true' }, '←'), pile(['9C', '8C', '7C'])),
-    h('p', {}, 'A run of one suit, like 9♣ 8♣ 7♣, can move as a group. It is a shortcut for moving its cards one by one through the free space, so its size is limited: (empty free cells + 1), doubled for each empty column. With 4 empty cells and one empty column you may move 10 cards onto a card, but only 5 into the empty column itself.'),
-
-    h('h2', {}, 'Tap, double tap, drag, keys'),
+    h('h1', {}, t('rules.title')),
+    h('p', { class: 'lead' }, t('rules.lead')),
+    section('table'),
+    section('build', picture(t('pic.build'), pile(['8H', '7H']), yes(), pile(['8D', '7H'], 'wrong'), no())),
+    section('cells', picture(t('pic.cell'), h('span', { class: 'mini-cell' }, mini('KS')), h('span', { class: 'mini-cell' }), h('span', { class: 'mini-cell' }))),
+    section('foundations', picture(t('pic.foundation'), h('span', { class: 'mini-foundation' }, mini('3S')), h('span', { class: 'arrow', 'aria-hidden': 'true' }, '←'), mini('4S'))),
+    section('group', picture(t('pic.group'), pile(['TC']), h('span', { class: 'arrow', 'aria-hidden': 'true' }, '←'), pile(['9C', '8C', '7C']))),
+    h('p', {}, t('rules.group.formula')),
+    groupTable(),
+    h('p', {}, t('rules.group.example')),
+    h('h2', {}, t('rules.play.title')),
     h('ul', {},
-      h('li', {}, 'Tap a card: it goes to its foundation if it can.'),
-      h('li', {}, 'Double-tap a card: it goes where it fits best — its foundation, else the longest column that takes it, else an empty column, else a free cell.'),
-      h('li', {}, 'Drag a card or a run to any place that takes it.'),
-      h('li', {}, 'Keys: 1–8 pick a column, a–d a cell, f the foundations; pick a source, then a destination. u undoes.'),
-      h('li', {}, 'Finish: once every card left can go up in order, a Finish button sends them all.')),
-
-    h('h2', {}, 'Score and par'),
-    h('p', {}, '+10 for every card put on a foundation, +5 for a card moved from a free cell to a column, nothing for other moves; an undo takes its points back. Par is the number of moves the solver needed for the deal: fewer is finer play.'),
-
-    h('h2', {}, 'Races and the daily challenge'),
-    h('p', {}, 'In a race everyone plays their own game of the same deal. The first to put all 52 cards up wins; then come the other winners by time, then everyone by cards on the foundations. The daily challenge is one deal a day for everybody: your first game of the day counts.'),
-
-    h('h2', {}, 'Stuck?'),
-    h('p', {}, 'Not every deal can be won, but every deal the server picks for a race has been solved. When no move is left, undo (the last 100 moves) or resign: your cards on the foundations still count.'),
-
+      h('li', {}, t('rules.play.tap')),
+      h('li', {}, t('rules.play.double')),
+      h('li', {}, t('rules.play.drag')),
+      h('li', {}, t('rules.play.keys')),
+      h('li', {}, t('rules.play.finish'))),
+    section('undo'),
+    section('score'),
+    section('code'),
+    h('p', {}, tn('rules.code.example', { code: h('code', {}, 'BK1-C4-AAAAA24') })),
+    section('races'),
+    section('stuck'),
     h('p', { class: 'row' },
-      h('a', { href: '/practice', class: 'button primary', 'data-link': '' }, 'Practise a game'),
-      h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home')));
+      h('a', { href: '/practice', class: 'button primary', 'data-link': '' }, t('rules.practise')),
+      h('a', { href: '/', class: 'button', 'data-link': '' }, t('common.home'))));
 }

@@ -3,20 +3,21 @@
 // back when the server rejects them. Each `ack` moves my own copy of my game
 // on; when its numbers disagree with my copy, a snapshot puts it right.
 
-import { h, clear, patch, clock, ordinal, copyButton, toast, say, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, whoAmI } from './dom.js';
+import { h, clear, patch, clock, ordinal, copyButton, toast, say, api, errorText, savedName, saveName, raceCreds, saveRaceCreds, playerKey, whoAmI } from './dom.js';
 import { RaceConnection } from './net.js';
 import { cascade, play } from './feel.js';
 import { BoardView } from './board.js';
 import * as R from './rules.js';
-import { STATUS_TEXT, placeLine, progressEvent, renderMeBar, renderStandings } from './track.js';
+import { placeLine, progressEvent, renderMeBar, renderStandings } from './track.js';
 import { resultsPanel } from './results.js';
+import { t, tn, day } from './i18n.js';
 
 const CONN_TEXT = {
-  connecting: 'Connecting…',
-  connected: 'Connected',
-  reconnecting: 'Reconnecting…',
-  offline: 'Offline',
-  closed: 'Disconnected',
+  connecting: 'conn.connecting',
+  connected: 'conn.connected',
+  reconnecting: 'conn.reconnecting',
+  offline: 'conn.offline',
+  closed: 'conn.closed',
 };
 const JOIN_ERRORS = new Set(['bad_name', 'name_taken', 'name_reserved', 'bad_token', 'race_full', 'already_started', 'not_host']);
 const HISTORY_LIMIT = 100;
@@ -31,7 +32,7 @@ export function setConnectionIndicator(state) {
   el.hidden = !state;
   if (!state) return;
   el.dataset.state = state === 'connecting' ? 'reconnecting' : state;
-  const text = CONN_TEXT[state] || state;
+  const text = CONN_TEXT[state] ? t(CONN_TEXT[state]) : state;
   el.title = text;
   el.replaceChildren(h('span', { class: 'conn-text' }, text));
 }
@@ -107,14 +108,14 @@ export class RaceView {
   // -- joining --------------------------------------------------------------
 
   async mount() {
-    clear(this.root, h('p', { class: 'loading' }, 'Loading the race…'));
+    clear(this.root, h('p', { class: 'loading' }, t('loading.race')));
     let info = null;
     try {
       info = await api('GET', `/api/races/${encodeURIComponent(this.raceId)}`);
     } catch (error) {
       if (this.destroyed) return;
       if (error.status === 404) {
-        this.fatal('There is no race at this address.', 'It may have been mistyped, or it is over and gone.');
+        this.fatal(t('race.none'), t('race.none_about'));
         return;
       }
     }
@@ -143,19 +144,19 @@ export class RaceView {
     const account = this.account;
     const started = info && info.state && info.state !== 'lobby';
     const closed = info && info.state === 'full'
-      ? 'This race is full: you can watch it.'
-      : 'This race has started: new players cannot join it, but you can watch.';
+      ? t('join.full')
+      : t('join.started');
     const name = h('input', { id: 'join-name', name: 'name', maxlength: 24, autocomplete: 'nickname', required: true, value: savedName() });
     const form = h('form', { class: 'panel join' },
-      h('h1', {}, 'Join the race'),
-      info ? h('p', {}, `${info.code ? `Game code ${info.code}` : 'The deal is dealt when the race starts'} · ${cellsText(info.cells)} · ${(info.players || []).length} of 8 players`) : null,
+      h('h1', {}, t('join.title')),
+      info ? h('p', {}, [info.code ? t('join.code', { code: info.code }) : t('join.secret_deal'), cellsText(info.cells), t('join.players', { count: (info.players || []).length, most: 8 })].join(' · ')) : null,
       problem ? h('p', { class: 'problem', role: 'alert' }, problem) : null,
       started
         ? h('p', {}, closed)
         : account
-          ? h('p', { class: 'playing-as' }, 'Playing as ', h('strong', {}, account.name), ' ', h('button', { type: 'submit', class: 'primary' }, 'Join'))
-          : h('p', {}, h('label', { for: 'join-name' }, 'Your name '), name, ' ', h('button', { type: 'submit', class: 'primary' }, 'Join')),
-      h('p', {}, h('button', { type: 'button', class: started ? 'primary' : '', onclick: () => this.startWatching() }, 'Watch instead')));
+          ? h('p', { class: 'playing-as' }, tn('name.playing_as', { name: h('strong', {}, account.name) }), ' ', h('button', { type: 'submit', class: 'primary' }, t('join.join')))
+          : h('p', {}, h('label', { for: 'join-name' }, t('name.label'), ' '), name, ' ', h('button', { type: 'submit', class: 'primary' }, t('join.join'))),
+      h('p', {}, h('button', { type: 'button', class: started ? 'primary' : '', onclick: () => this.startWatching() }, t('join.watch_instead'))));
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       const value = account ? account.name : name.value.trim();
@@ -177,26 +178,27 @@ export class RaceView {
   }
 
   connect(fields) {
+    this.joinName = fields.name || null;
     if (this.conn) this.conn.destroy();
     this.conn = new RaceConnection(this.raceId, {
       message: (msg) => this.handle(msg),
       state: (state, detail) => this.connectionState(state, detail),
     });
     window.boulangerSocket = this.conn;
-    if (!this.race) clear(this.root, h('p', { class: 'loading' }, 'Connecting…'));
+    if (!this.race) clear(this.root, h('p', { class: 'loading' }, t('conn.connecting')));
     this.conn.start({ type: 'join', role: 'player', name: null, host_key: null, token: null, ...fields });
   }
 
   connectionState(state, detail) {
     setConnectionIndicator(state);
-    if (detail === 'no_race') this.fatal('There is no race at this address.', 'The server does not know it (any more).');
+    if (detail === 'no_race') this.fatal(t('race.none'), t('race.unknown_about'));
     if (detail === 'replaced') {
       // Input here would be queued and sent on "Play here", long after the
       // other tab moved on: this tab shows the game but takes no input.
       this.replaced = true;
       this.predictions = [];
       this.render();
-      this.notice('This race is open in another tab or window.', 'Play here', () => {
+      this.notice(t('race.replaced'), t('race.play_here'), () => {
         this.replaced = false;
         this.history = [];
         this.conn.start(this.conn.joinMessage);
@@ -207,7 +209,7 @@ export class RaceView {
   fatal(title, text) {
     if (this.conn) this.conn.stop();
     setConnectionIndicator(null);
-    clear(this.root, h('div', { class: 'panel' }, h('h1', {}, title), h('p', {}, text), h('p', {}, h('a', { href: '/', class: 'button primary' }, 'Home'))));
+    clear(this.root, h('div', { class: 'panel' }, h('h1', {}, title), h('p', {}, text), h('p', {}, h('a', { href: '/', class: 'button primary' }, t('common.home')))));
   }
 
   notice(text, action, run) {
@@ -224,7 +226,7 @@ export class RaceView {
       case 'welcome': return this.onWelcome(msg);
       case 'snapshot': return this.onSnapshot(msg);
       case 'player_joined':
-        if (msg.player && !this.players.has(msg.player.player_id) && msg.player.player_id !== this.me) this.event(`${msg.player.name} joined`);
+        if (msg.player && !this.players.has(msg.player.player_id) && msg.player.player_id !== this.me) this.event(t('feed.joined', { name: msg.player.name }));
         this.setPlayer(msg.player);
         this.race.state = msg.race_state || this.race.state;
         if (this.players.size >= 2 && !this.quickSecondAt) this.quickSecondAt = this.serverNow();
@@ -237,7 +239,7 @@ export class RaceView {
         if (msg.game && this.role === 'player' && !this.confirmed) this.setGame(msg.game);
         this.clock(msg.now);
         this.startTimer();
-        this.event(this.solo() ? 'Your game starts' : 'The race starts');
+        this.event(this.solo() ? t('feed.game_starts') : t('feed.race_starts'));
         return this.render();
       case 'progress':
         if (msg.player) progressEvent(this, this.players.get(msg.player.player_id), msg.player);
@@ -251,7 +253,7 @@ export class RaceView {
         this.raceOverReason = msg.reason;
         for (const standing of msg.standings || []) this.setPlayer(standing);
         this.race.leaderboard = (msg.standings || []).map((s) => s.player_id);
-        this.event(msg.reason === 'time_limit' ? 'Time is up: the race is over' : 'The race is over', true);
+        this.event(msg.reason === 'time_limit' ? t('feed.time_up') : t('feed.over'), true);
         return this.render();
       case 'rematch':
         this.race.rematch = { race_id: msg.race_id, code: msg.code || null, url: msg.url };
@@ -321,7 +323,7 @@ export class RaceView {
     }
     if (this.role !== 'player' || this.daily()) return;
     const host = this.players.get(this.race.host_id);
-    this.event(`${host ? host.name : 'The host'} opened a rematch`, true);
+    this.event(host ? t('feed.rematch', { name: host.name }) : t('feed.rematch_host'), true);
     this.rematchLeft = REMATCH_FOLLOW_S;
     this.rematchTimer = setInterval(() => {
       this.rematchLeft -= 1;
@@ -340,7 +342,7 @@ export class RaceView {
       const { quickRace } = await import('./app.js');
       await quickRace(this.creds.quick.cells || this.race.cells);
     } catch (error) {
-      toast(`No quick race now: ${error.message}`, 'error');
+      toast(t('home.quick_failed', { reason: error.message }), 'error');
     }
   }
 
@@ -487,7 +489,7 @@ export class RaceView {
     const refused = this.predictions.find((p) => p.id === msg.action_id);
     this.predictions = this.predictions.filter((p) => p !== refused);
     const target = refused && (refused.card || (refused.move && refused.move.src));
-    this.showReason(msg.reason || rejectText(msg.code), msg.code, target);
+    this.showReason(msg.reason, msg.code, target);
     this.render();
   }
 
@@ -497,12 +499,15 @@ export class RaceView {
       setConnectionIndicator(null);
       if (msg.code === 'bad_token') {
         this.creds = saveRaceCreds(this.raceId, { token: null, player_id: null });
-        this.showJoinForm(this.race, 'This browser is no longer a player of the race: join again.');
+        this.showJoinForm(this.race, t('join.token_gone'));
       } else if (msg.code === 'already_started' || msg.code === 'race_full') {
         const info = { ...(this.race || {}), state: msg.code === 'race_full' ? 'full' : 'running' };
-        this.showJoinForm(info, msg.reason || rejectText(msg.code));
+        this.showJoinForm(info, errorText(msg.code, msg.reason));
       } else {
-        this.showJoinForm(this.race, msg.reason || rejectText(msg.code));
+        // A name refused: the name itself, then why.
+        const named = ['bad_name', 'name_taken', 'name_reserved'].includes(msg.code) && this.joinName;
+        const problem = errorText(msg.code, msg.reason);
+        this.showJoinForm(this.race, named ? t('join.name_problem', { name: this.joinName, problem }) : problem);
       }
       return;
     }
@@ -520,7 +525,7 @@ export class RaceView {
         return;
       }
     }
-    toast(msg.reason || rejectText(msg.code), 'error');
+    toast(errorText(msg.code, msg.reason), 'error');
   }
 
   onHint(msg) {
@@ -528,12 +533,13 @@ export class RaceView {
       this.hint = msg.move;
       const m = msg.move;
       const card = this.confirmed && R.movingCards(this.view().board, m.src, m.count)[0];
-      const what = card ? `${m.count > 1 ? `${m.count} cards from ` : ''}${R.cardText(card)}` : 'a card';
-      this.boardView.note(card || m.src, `Hint: ${what} to ${R.placeLabel(m.dst)}`);
+      const to = R.targetLabel(m.dst);
+      const text = !card ? t('hint.some', { to }) : m.count > 1 ? t('hint.cards', { count: m.count, card: R.cardText(card), to }) : t('hint.card', { card: R.cardText(card), to });
+      this.boardView.note(card || m.src, text);
     } else if (msg.result === 'unsolvable') {
-      toast('No win from here: undo some moves.', 'error');
+      toast(t('hint.unsolvable'), 'error');
     } else {
-      toast('No hint: the solver ran out of time.');
+      toast(t('hint.unknown'));
     }
     this.render();
   }
@@ -582,7 +588,7 @@ export class RaceView {
     const board = this.view().board;
     const move = kind === 'tap' ? R.tapMove(board, card) : R.doubleTapMove(board, card);
     if (!move) {
-      if (kind === 'double_tap') this.boardView.refuse(card, `${R.cardText(card)} has nowhere to go now`);
+      if (kind === 'double_tap') this.boardView.refuse(card, t('move.nowhere', { card: R.cardText(card) }));
       return;
     }
     this.act(kind, { card }, move);
@@ -592,7 +598,7 @@ export class RaceView {
     if (!this.canPlay()) return;
     const view = this.view();
     if (!view.can_undo) {
-      toast('Nothing to undo', 'error');
+      toast(t('error.nothing_to_undo'), 'error');
       return;
     }
     this.act('undo', {});
@@ -670,7 +676,7 @@ export class RaceView {
   // Why something was refused, in plain words next to the card it concerns
   // (a toast when no board is in sight).
   showReason(reason, code, target) {
-    const text = R.plainReason(reason);
+    const text = !code || code === 'illegal_move' ? R.plainReason(reason) : errorText(code, reason);
     if (target && !this.boardView.el.hidden && this.boardView.el.isConnected) this.boardView.refuse(target, text);
     else toast(text, 'error');
     if (code === 'race_over' || code === 'finished') this.render();
@@ -678,8 +684,8 @@ export class RaceView {
 
   // Tell a screen reader what moved, naming the card.
   announce(move, card) {
-    const what = move.count > 1 ? `${move.count} cards from ${R.cardName(card)}` : R.cardName(card);
-    say(`${what} to ${R.placeLabel(move.dst)}`);
+    const to = R.targetLabel(move.dst);
+    say(move.count > 1 ? t('said.cards', { count: move.count, card: R.cardName(card), to }) : t('said.card', { card: R.cardName(card), to }));
   }
 
   key(e) {
@@ -715,9 +721,9 @@ export class RaceView {
         h('div', { class: 'race-head' }),
         h('div', { class: 'me-bar', role: 'status', hidden: true }),
         h('div', { class: 'race-main' },
-          h('section', { class: 'play', 'aria-label': 'Game' },
+          h('section', { class: 'play', 'aria-label': t('race.game_label') },
             h('div', { class: 'stats' }), h('div', { class: 'banner-area' }), h('div', { class: 'panel-area' }), h('div', { class: 'guide-area' }), h('div', { class: 'board-area' })),
-          h('aside', { class: 'standings', 'aria-label': 'Players' })));
+          h('aside', { class: 'standings', 'aria-label': t('race.players_label') })));
       clear(this.root, page);
       page.querySelector('.board-area').append(this.boardView.el, keysHelp());
     }
@@ -748,25 +754,25 @@ export class RaceView {
   // Leaving a game still on asks first (the game goes on without you).
   leaving() {
     if (!this.canPlay() || this.solo()) return null;
-    return 'Leave the race? Your game stays where it is and the others race on; you can come back from the home page.';
+    return t('race.leaving');
   }
 
 
   renderHead(el, phase) {
     const race = this.race;
-    const phaseText = { lobby: 'waiting for players', countdown: 'starting', running: 'running', finished: 'over' }[phase];
+    const phaseText = t({ lobby: 'phase.lobby', countdown: 'phase.countdown', running: 'phase.running', finished: 'phase.finished' }[phase]);
     patch(el,
-      h('h1', {}, this.creds.daily ? `Daily challenge ${this.creds.daily}` : race.practice ? 'Practice' : 'Race'),
-      this.creds.daily ? h('span', { class: 'badge' }, this.creds.ranked ? 'ranked' : 'practice') : null,
+      h('h1', {}, this.creds.daily ? t('race.daily_title', { date: day(this.creds.daily) }) : race.practice ? t('title.practice') : t('title.race')),
+      this.creds.daily ? h('span', { class: 'badge' }, this.creds.ranked ? t('race.ranked') : t('race.unranked')) : null,
       // A deal the server picked stays secret until the start (code null in
       // the lobby); today's daily code, until the day ends.
-      race.code ? h('span', { class: 'code', title: 'game code' }, race.code)
-        : this.daily() ? null : h('span', { class: 'meta' }, 'deal shown at the start'),
-      race.open_boards ? h('span', { class: 'tag open-boards', title: 'spectators watch every board live' }, 'open boards') : null,
+      race.code ? h('span', { class: 'code', title: t('race.code_title') }, race.code)
+        : this.daily() ? null : h('span', { class: 'meta' }, t('race.deal_at_start')),
+      race.open_boards ? h('span', { class: 'tag open-boards', title: t('race.open_boards_title') }, t('race.open_boards')) : null,
       h('span', { class: 'meta' }, `${cellsText(race.cells)} · ${phaseText}`),
-      race.par ? h('span', { class: 'meta' }, `par ${race.par}`, info('Par', `Par: the solver won this deal in ${race.par} moves. Fewer moves is better; time decides races.`)) : null,
+      race.par ? h('span', { class: 'meta' }, t('race.par', { par: race.par }), info(t('race.par_word'), t('race.par_about', { count: race.par }))) : null,
       h('span', { class: 'meta ends', 'data-ends': '' }),
-      this.role === 'spectator' ? h('span', { class: 'badge' }, 'spectator') : null);
+      this.role === 'spectator' ? h('span', { class: 'badge' }, t('race.spectator')) : null);
   }
 
   renderStats(el, phase) {
@@ -782,16 +788,16 @@ export class RaceView {
     // Every card left can go up in order: the player may ask for all of it.
     const finish = playing && !this.finishing && R.finishMoves(view.board);
     patch(el,
-      finish ? h('button', { type: 'button', class: 'primary finish', onclick: () => this.finish() }, `Finish (${finish.length} ${finish.length === 1 ? 'card' : 'cards'} up)`) : null,
-      stat('Score', view.score, 'score', 'Score: +10 for each card put on a foundation, +5 for a card moved from a free cell to a column.'),
-      stat('Time', this.myTime(), 'time'),
-      stat('Foundations', `${view.foundation_cards}/52`, 'foundations'),
-      stat('Moves', view.actions, 'actions'),
+      finish ? h('button', { type: 'button', class: 'primary finish', onclick: () => this.finish() }, t('race.finish', { count: finish.length })) : null,
+      stat(t('stat.score'), view.score, 'score', t('stat.score_about')),
+      stat(t('stat.time'), this.myTime(), 'time'),
+      stat(t('stat.foundations'), `${view.foundation_cards}/52`, 'foundations'),
+      stat(t('stat.moves'), view.actions, 'actions'),
       h('span', { class: 'actions' },
-        h('button', { type: 'button', class: 'undo', disabled: !playing || !view.can_undo, onclick: () => this.sendUndo(), title: 'Undo (u)' }, '↶ Undo'),
-        this.race.practice ? h('button', { type: 'button', class: 'hint', disabled: !playing, onclick: () => this.askHint(), title: 'Hint (h)' }, 'Hint') : null,
+        h('button', { type: 'button', class: 'undo', disabled: !playing || !view.can_undo, onclick: () => this.sendUndo(), title: t('race.undo_title') }, '↶ ', t('race.undo')),
+        this.race.practice ? h('button', { type: 'button', class: 'hint', disabled: !playing, onclick: () => this.askHint(), title: t('race.hint_title') }, t('race.hint')) : null,
         playing ? resignButton(this.resignArm) : null),
-      me && me.rank && !this.solo() ? h('span', { class: 'rank' }, `${ordinal(me.rank)} place`) : null);
+      me && me.rank && !this.solo() ? h('span', { class: 'rank' }, t('race.place', { place: ordinal(me.rank) })) : null);
   }
 
   // Send the finishing moves one by one, each checked by the server like any
@@ -853,16 +859,16 @@ export class RaceView {
     let text = null;
     if (status === 'won') {
       if (this.playedHere) this.celebrate();
-      const place = me && me.rank && !this.solo() ? ` — ${ordinal(me.rank)} of ${this.players.size}` : '';
-      text = me && me.time_ms ? `You won in ${clock(me.time_ms)}${place}!` : 'You won!';
+      const placed = me && me.rank && !this.solo();
+      text = !(me && me.time_ms) ? t('banner.won')
+        : placed ? t('banner.won_place', { time: clock(me.time_ms), place: ordinal(me.rank), count: this.players.size })
+          : t('banner.won_time', { time: clock(me.time_ms) });
     } else if (status === 'resigned') {
-      text = 'You resigned. Your cards on foundations count for the leaderboard.';
+      text = t('banner.resigned');
     } else if (status === 'stuck' || status === 'dead_end') {
-      text = status === 'stuck'
-        ? 'No legal move is left. Undo some moves, or resign.'
-        : 'Dead end: no move left can bring another card to a foundation. Undo some moves, or resign.';
+      text = status === 'stuck' ? t('banner.stuck') : t('banner.dead_end');
       if (phase === 'running') {
-        buttons.push(h('button', { type: 'button', disabled: !view.can_undo, onclick: () => this.sendUndo() }, '↶ Undo'));
+        buttons.push(h('button', { type: 'button', disabled: !view.can_undo, onclick: () => this.sendUndo() }, '↶ ', t('race.undo')));
         buttons.push(resignButton(this.resignArm));
       }
     }
@@ -873,7 +879,7 @@ export class RaceView {
     patch(el,
       this.rematchNotice(phase),
       phase === 'lobby' ? this.lobbyPanel()
-        : phase === 'countdown' ? h('div', { class: 'panel countdown', role: 'timer' }, h('p', {}, 'The race starts in'), h('p', { class: 'big', 'data-countdown': '' }, this.countdownText()))
+        : phase === 'countdown' ? h('div', { class: 'panel countdown', role: 'timer' }, h('p', {}, t('countdown.starts_in')), h('p', { class: 'big', 'data-countdown': '' }, this.countdownText()))
           : phase === 'finished' ? this.resultsPanel() : null);
   }
 
@@ -884,10 +890,10 @@ export class RaceView {
       const following = this.rematchTimer && !this.rematchDeclined && this.role === 'player';
       return h('div', { class: 'notice rematch', role: 'status', 'data-key': 'rematch' },
         following
-          ? h('span', {}, 'A rematch is open, on a new deal: you join it in ', h('span', { 'data-rematch-left': '' }, String(this.rematchLeft)), ' s. ')
-          : 'A rematch is open, on a new deal. ',
-        h('a', { href: url, class: 'button primary', 'data-link': '' }, this.role === 'spectator' ? 'Watch the rematch' : following ? 'Join now' : 'Go to the rematch'),
-        following ? h('button', { type: 'button', class: 'decline', onclick: () => this.declineRematch() }, 'No thanks') : null);
+          ? h('span', {}, tn('rematch.following', { seconds: h('span', { 'data-rematch-left': '' }, String(this.rematchLeft)) }), ' ')
+          : [t('rematch.open'), ' '],
+        h('a', { href: url, class: 'button primary', 'data-link': '' }, this.role === 'spectator' ? t('rematch.watch') : following ? t('rematch.join_now') : t('rematch.go')),
+        following ? h('button', { type: 'button', class: 'decline', onclick: () => this.declineRematch() }, t('rematch.decline')) : null);
     }
     return null;
   }
@@ -897,43 +903,43 @@ export class RaceView {
     const watchLink = `${link}?watch=1`;
     const count = this.players.size;
     const panel = h('div', { class: 'panel lobby' },
-      h('h2', {}, this.race.practice || this.creds.daily ? 'Your game is about to start' : 'Waiting for players'),
+      h('h2', {}, this.race.practice || this.creds.daily ? t('lobby.about_to_start') : t('lobby.waiting')),
       this.race.practice || this.creds.daily ? null : h('div', { class: 'share' },
-        h('label', { for: 'share-link' }, 'Send this link to the players'),
-        h('div', { class: 'row' }, h('input', { id: 'share-link', readonly: true, value: link, onfocus: (e) => e.target.select() }), copyButton(() => link, 'Copy link')),
-        h('p', { class: 'small' }, 'Spectators: ', h('a', { href: watchLink }, 'watch link'), ' ', copyButton(() => watchLink, 'Copy'))),
+        h('label', { for: 'share-link' }, t('lobby.send_link')),
+        h('div', { class: 'row' }, h('input', { id: 'share-link', readonly: true, value: link, onfocus: (e) => e.target.select() }), copyButton(() => link, t('lobby.copy_link'))),
+        h('p', { class: 'small' }, tn('lobby.spectators', { link: h('a', { href: watchLink }, t('lobby.watch_link')) }), ' ', copyButton(() => watchLink))),
       this.race.practice || this.creds.daily ? null : h('p', { class: 'small fair-play' }, this.race.open_boards
-        ? 'Open boards: spectators watch every board live.'
-        : 'Fair play: the deal is dealt when the race starts, and nobody sees a board until its player has finished.'),
-      h('p', {}, `${count} ${count === 1 ? 'player' : 'players'} in the race (at most 8).`),
+        ? t('lobby.open_boards')
+        : t('lobby.fair_play')),
+      h('p', {}, t('lobby.count', { count, most: 8 })),
       this.race.winnable === false
-        ? h('p', { class: 'notice', role: 'note' }, 'The solver found no win for this deal: the most cards on the foundations will decide.')
+        ? h('p', { class: 'notice', role: 'note' }, t('lobby.no_win'))
         : null);
     const quick = this.creds.quick;
     if (quick) {
       // Nobody hosts a quick race: the server starts it.
       panel.appendChild(h('p', { class: 'quick-when' }, this.quickText()));
     } else if (this.isHost() && this.creds.autostart) {
-      panel.appendChild(h('p', {}, 'Starting…'));
+      panel.appendChild(h('p', {}, t('lobby.starting')));
     } else if (this.isHost()) {
-      panel.appendChild(h('p', {}, h('button', { type: 'button', class: 'primary start', disabled: this.startSent, onclick: () => this.start() }, this.startSent ? 'Starting…' : 'Start the race')));
+      panel.appendChild(h('p', {}, h('button', { type: 'button', class: 'primary start', disabled: this.startSent, onclick: () => this.start() }, this.startSent ? t('lobby.starting') : t('lobby.start'))));
     } else if (this.role === 'player') {
-      panel.appendChild(h('p', {}, 'The host starts the race when everyone is here.'));
+      panel.appendChild(h('p', {}, t('lobby.host_starts')));
     }
     return panel;
   }
 
   quickText() {
     const quick = this.creds.quick;
-    if (this.players.size < 2) return `Quick race: it starts ${quick.wait_s} s after a second player comes, or at once with ${quick.players}.`;
+    if (this.players.size < 2) return t('quick.alone', { seconds: quick.wait_s, count: quick.players });
     const second = this.quickSecondAt;
     const left = second ? Math.max(0, Math.ceil((second + quick.wait_s * 1000 - this.serverNow()) / 1000)) : 0;
-    return `Quick race: it starts ${left ? `in about ${left} s` : 'any moment now'}, or at once with ${quick.players} players.`;
+    return left ? t('quick.soon', { seconds: left, count: quick.players }) : t('quick.now', { count: quick.players });
   }
 
   countdownText() {
     const left = (this.race.start_at || 0) - this.serverNow();
-    return left > 0 ? String(Math.ceil(left / 1000)) : 'Go!';
+    return left > 0 ? String(Math.ceil(left / 1000)) : t('countdown.go');
   }
 
   resultsPanel() {
@@ -982,10 +988,10 @@ export class RaceView {
         el.prepend(caption);
       }
       patch(caption, watched
-        ? `Watching ${watched.name}${this.watchedGame ? '' : ' (loading)'}`
-        : this.mayWatchPlaying(phase) ? 'Choose a player to watch in the list.'
-          : 'Boards are hidden until their players finish: choose a player who has finished.',
-      watched && this.role === 'player' ? [' ', h('button', { type: 'button', onclick: () => { this.watch(null); } }, 'Back to my board')] : null);
+        ? t(this.watchedGame ? 'watch.watching' : 'watch.loading', { name: watched.name })
+        : this.mayWatchPlaying(phase) ? t('watch.choose')
+          : t('watch.hidden'),
+      watched && this.role === 'player' ? [' ', h('button', { type: 'button', onclick: () => { this.watch(null); } }, t('watch.back'))] : null);
       this.boardView.el.hidden = !this.watchedGame;
       if (this.watchedGame) this.boardView.update(this.watchedGame.board, { interactive: false, highlight: null });
       return;
@@ -1030,19 +1036,19 @@ export class RaceView {
     const ends = page.querySelector('[data-ends]');
     if (ends) {
       const left = (this.race.ends_at || 0) - this.serverNow();
-      ends.textContent = phase === 'running' && this.race.ends_at && left < 10 * 60000 ? `ends in ${clock(left)}` : '';
+      ends.textContent = phase === 'running' && this.race.ends_at && left < 10 * 60000 ? t('race.ends_in', { time: clock(left) }) : '';
     }
   }
 }
 
 function keysHelp() {
   return h('details', { class: 'keys-help' },
-    h('summary', {}, 'Mouse, touch and keyboard'),
+    h('summary', {}, t('keys.title')),
     h('ul', {},
-      h('li', {}, 'Drag a card, or a run of the same suit, to move it. Tap a card to send it to its foundation; double-tap it to move it where it fits best.'),
-      h('li', {}, 'Keys: pick a source with 1–8 (columns) or a–d (cells), then a destination: 1–8, a–d, or f for the foundation.'),
-      h('li', {}, 'The same key twice moves the card where a double tap would. ↑ and ↓ choose how many cards of a run to move; Esc cancels.'),
-      h('li', {}, 'u undoes the last move; in practice, h asks for a hint.')));
+      h('li', {}, t('keys.drag')),
+      h('li', {}, t('keys.keys')),
+      h('li', {}, t('keys.twice')),
+      h('li', {}, t('keys.undo'))));
 }
 
 
@@ -1059,7 +1065,7 @@ export function info(label, text) {
   const shown = OPEN_INFO.has(label);
   const box = h('span', { class: 'info-text', hidden: !shown, role: 'note' }, text);
   // The elements clicked, not those made here: patch() may keep older ones.
-  const button = h('button', { type: 'button', class: 'info', 'aria-expanded': String(shown), 'aria-label': `What is ${label.toLowerCase()}?`, onclick: (e) => {
+  const button = h('button', { type: 'button', class: 'info', 'aria-expanded': String(shown), 'aria-label': t('info.what', { word: label.toLowerCase() }), onclick: (e) => {
     const shown = e.currentTarget;
     const text = shown.nextElementSibling;
     const open = text.hidden;
@@ -1073,7 +1079,7 @@ export function info(label, text) {
 
 function resignButton(arm) {
   const armed = arm.armed();
-  return h('button', { type: 'button', class: armed ? 'resign armed' : 'resign', onclick: () => arm.click() }, armed ? 'Really resign?' : 'Resign');
+  return h('button', { type: 'button', class: armed ? 'resign armed' : 'resign', onclick: () => arm.click() }, armed ? t('race.resign_really') : t('race.resign'));
 }
 
 // A two-click confirmation: the first click arms for three seconds, the
@@ -1113,7 +1119,7 @@ class Arm {
 }
 
 export function cellsText(cells) {
-  return cells === 1 ? '1 cell' : `${cells} cells`;
+  return t('cells.count', { count: cells });
 }
 
 // My board after an acknowledged action, or null when the ack does not fit it.
@@ -1134,25 +1140,4 @@ function undoable(board, move) {
   if (to.kind === 'cell') return board.cells[to.index] === move.card;
   const col = board.columns[to.index];
   return col.length >= move.count && col[col.length - move.count] === move.card;
-}
-
-function rejectText(code) {
-  return {
-    not_started: 'the race has not started yet',
-    race_over: 'the race is over',
-    finished: 'you have already finished',
-    spectator: 'spectators cannot play',
-    nothing_to_undo: 'nothing to undo',
-    no_destination: 'that card has nowhere to go',
-    try_again: 'the server is busy: trying again',
-    name_taken: 'another player has that name',
-    name_reserved: 'that name belongs to an account: sign in to play under it, or choose another',
-    bad_name: 'a name has 1 to 24 characters',
-    race_full: 'the race is full (8 players)',
-    already_started: 'the race has started',
-    not_host: 'only the host can do that',
-    boards_hidden: 'boards are hidden until their players finish',
-    watch_refused: 'you see the others\' boards once you have finished',
-    not_yet: 'a daily game can be watched once its day is over',
-  }[code] || code || 'refused';
 }

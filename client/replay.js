@@ -6,6 +6,8 @@
 
 import { h, clear, clock, api, ghostLink } from './dom.js';
 import { BoardView } from './board.js';
+import { t, tn, num } from './i18n.js';
+import { moveText } from './rules.js';
 
 export const MAX_GAMES = 4;
 const SPEEDS = [1, 2, 4];
@@ -88,7 +90,7 @@ export class ReplayPage {
   }
 
   async mount() {
-    clear(this.main, h('p', { class: 'loading' }, 'Loading the replay…'));
+    clear(this.main, h('p', { class: 'loading' }, t('loading.replay')));
     let people;
     let replays;
     try {
@@ -96,9 +98,9 @@ export class ReplayPage {
       replays = await Promise.all(this.ids.map((id) => api('GET', `${this.source.base(id)}/replay`)));
     } catch (error) {
       clear(this.main, h('div', { class: 'panel' },
-        h('h1', {}, 'No replay'),
-        h('p', {}, error.code === 'race_running' || error.code === 'not_yet' ? `Not yet: ${error.message}.` : `This replay cannot be shown: ${error.message}.`),
-        h('p', {}, h('a', { href: '/', class: 'button', 'data-link': '' }, 'Home'))));
+        h('h1', {}, t('replay.none')),
+        h('p', {}, error.code === 'race_running' || error.code === 'not_yet' ? t('replay.not_yet', { reason: error.message }) : t('replay.cannot', { reason: error.message })),
+        h('p', {}, h('a', { href: '/', class: 'button', 'data-link': '' }, t('common.home')))));
       return;
     }
     if (this.destroyed) return;
@@ -108,18 +110,18 @@ export class ReplayPage {
       const id = this.ids[i];
       const view = new BoardView({ move() {}, tap() {}, doubleTap() {}, undo() {}, hint() {}, illegal() {} });
       const who = named.get(id);
-      const game = { id, name: who ? who.name : `Entry ${id}`, frames: replay.frames, code: replay.code, view };
+      const game = { id, name: who ? who.name : t('replay.entry', { id }), frames: replay.frames, code: replay.code, view };
       game.stats = h('p', { class: 'replay-stats' });
       game.line = h('p', { class: 'replay-line', 'aria-live': 'off' });
-      game.el = h('section', { class: 'replay-game', 'aria-label': `${game.name}'s game` },
+      game.el = h('section', { class: 'replay-game', 'aria-label': t('replay.game_of', { name: game.name }) },
         h('h2', {}, game.name),
         game.stats,
         h('div', { class: 'board-area' }, view.el),
         game.line,
         h('p', { class: 'downloads small' },
-          h('a', { href: this.source.base(id), download: `${id}.json` }, 'Record (JSON)'), ' · ',
-          h('a', { href: `${this.source.base(id)}/text`, download: `${id}.txt` }, 'Moves (text)'), ' · ',
-          h('a', { href: ghostLink(this.source.base(id), game.name), class: 'race-ghost', 'data-link': '' }, 'Race this ghost')));
+          h('a', { href: this.source.base(id), download: `${id}.json` }, t('replay.record')), ' · ',
+          h('a', { href: `${this.source.base(id)}/text`, download: `${id}.txt` }, t('replay.moves_text')), ' · ',
+          h('a', { href: ghostLink(this.source.base(id), game.name), class: 'race-ghost', 'data-link': '' }, t('replay.race_ghost'))));
       return game;
     });
     this.end = Math.max(0, ...this.games.map((g) => g.frames[g.frames.length - 1].t || 0));
@@ -140,25 +142,25 @@ export class ReplayPage {
 
   render() {
     const code = this.games[0].code;
-    this.playButton = h('button', { type: 'button', class: 'primary play', onclick: () => this.toggle() }, 'Play');
+    this.playButton = h('button', { type: 'button', class: 'primary play', onclick: () => this.toggle() }, t('replay.play'));
     this.speedButtons = SPEEDS.map((s) => h('button', { type: 'button', class: 'speed', 'aria-pressed': String(s === this.speed), onclick: () => this.setSpeed(s) }, `${s}x`));
-    this.scrubber = h('input', { type: 'range', class: 'scrubber', min: 0, max: String(this.end), step: 100, value: '0', 'aria-label': 'Time in the game', oninput: (e) => this.seek(Number(e.target.value)) });
+    this.scrubber = h('input', { type: 'range', class: 'scrubber', min: 0, max: String(this.end), step: 100, value: '0', 'aria-label': t('replay.time_label'), oninput: (e) => this.seek(Number(e.target.value)) });
     this.clockEl = h('span', { class: 'replay-clock', 'aria-live': 'off' });
     this.reviewEl = h('div', { class: 'panel review', hidden: true });
     const shown = new Set(this.ids);
     const others = this.people.list.filter((p) => !shown.has(p.id));
     const add = this.ids.length < MAX_GAMES && others.length
-      ? h('p', { class: 'replay-add small' }, 'Side by side: ', others.map((p, i) => [i ? ' · ' : '', h('a', { href: this.source.page(this.ids[0], [...this.ids.slice(1), p.id]), 'data-link': '' }, `+ ${p.name}`)]))
+      ? h('p', { class: 'replay-add small' }, t('replay.side_by_side'), ' ', others.map((p, i) => [i ? ' · ' : '', h('a', { href: this.source.page(this.ids[0], [...this.ids.slice(1), p.id]), 'data-link': '' }, `+ ${p.name}`)]))
       : null;
     clear(this.main, h('div', { class: 'replay-page' },
       h('div', { class: 'replay-head' },
-        h('h1', {}, 'Replay', code ? h('span', { class: 'small' }, ` ${code}`) : null),
-        h('a', { href: this.people.back, 'data-link': '' }, this.source.kind === 'daily' ? 'Leaderboard' : this.source.kind === 'desk' ? 'Review desk' : 'The race')),
-      h('div', { class: 'replay-controls', role: 'group', 'aria-label': 'Replay controls' },
-        h('button', { type: 'button', class: 'step back', 'aria-label': 'Step back', title: 'Step back', onclick: () => this.step(-1) }, '◀'),
+        h('h1', {}, t('title.replay'), code ? h('span', { class: 'small' }, ` ${code}`) : null),
+        h('a', { href: this.people.back, 'data-link': '' }, this.source.kind === 'daily' ? t('standings.leaderboard') : this.source.kind === 'desk' ? t('desk.title') : t('standings.race'))),
+      h('div', { class: 'replay-controls', role: 'group', 'aria-label': t('replay.controls') },
+        h('button', { type: 'button', class: 'step back', 'aria-label': t('replay.back'), title: t('replay.back'), onclick: () => this.step(-1) }, '◀'),
         this.playButton,
-        h('button', { type: 'button', class: 'step forward', 'aria-label': 'Step forward', title: 'Step forward', onclick: () => this.step(1) }, '▶'),
-        h('span', { class: 'speeds', role: 'group', 'aria-label': 'Speed' }, this.speedButtons),
+        h('button', { type: 'button', class: 'step forward', 'aria-label': t('replay.forward'), title: t('replay.forward'), onclick: () => this.step(1) }, '▶'),
+        h('span', { class: 'speeds', role: 'group', 'aria-label': t('replay.speed') }, this.speedButtons),
         this.clockEl),
       this.scrubber,
       add,
@@ -177,16 +179,16 @@ export class ReplayPage {
         const last = game.frames[game.frames.length - 1];
         const done = frame === last && last.foundation_cards === 52;
         clear(game.stats,
-          h('span', { class: 'stat' }, h('b', {}, 'Cards '), `${frame.foundation_cards}/52`),
-          h('span', { class: 'stat' }, h('b', {}, 'Score '), String(frame.score)),
-          h('span', { class: 'stat' }, h('b', {}, 'Moves '), String(frame.action)),
-          done ? h('span', { class: 'stat won' }, `won in ${clock(last.t || 0)}`) : null);
-        game.line.textContent = frame.line || 'The deal';
+          h('span', { class: 'stat' }, h('b', {}, t('table.cards')), ` ${frame.foundation_cards}/52`),
+          h('span', { class: 'stat' }, h('b', {}, t('table.score')), ` ${frame.score}`),
+          h('span', { class: 'stat' }, h('b', {}, t('table.moves')), ` ${frame.action}`),
+          done ? h('span', { class: 'stat won' }, t('results.won_in', { time: clock(last.t || 0) })) : null);
+        game.line.textContent = frame.line ? moveText(frame.line) : t('replay.deal');
       }
     });
     this.clockEl.textContent = `${clock(this.now)} / ${clock(this.end)}`;
     if (Number(this.scrubber.value) !== Math.round(this.now)) this.scrubber.value = String(Math.round(this.now));
-    this.playButton.textContent = this.playing ? 'Pause' : 'Play';
+    this.playButton.textContent = this.playing ? t('replay.pause') : t('replay.play');
     this.playButton.setAttribute('aria-pressed', String(this.playing));
   }
 
@@ -273,34 +275,41 @@ export class ReplayPage {
   // The solver's review of the first game: the move that lost it, or par and the longest detour.
   async loadReview() {
     const game = this.games[0];
-    clear(this.reviewEl, h('h2', {}, 'Review'), h('p', { class: 'loading' }, 'The solver is looking at the game…'));
+    clear(this.reviewEl, h('h2', {}, t('review.title')), h('p', { class: 'loading' }, t('review.loading')));
     this.reviewEl.hidden = false;
     let review;
     try {
       review = await api('GET', `${this.source.base(game.id)}/review`);
     } catch (error) {
-      clear(this.reviewEl, h('h2', {}, 'Review'), h('p', {}, `No review: ${error.message}.`));
+      clear(this.reviewEl, h('h2', {}, t('review.title')), h('p', {}, t('review.none', { reason: error.message })));
       return;
     }
     if (this.destroyed) return;
     const jump = (action, label) => h('button', { type: 'button', class: 'link-button', onclick: () => this.jumpTo(action) }, label);
     const detour = review.detour
-      ? h('p', {}, `Longest detour: moves ${review.detour.from} to ${review.detour.to} (${review.detour.actions} moves${review.detour.ms !== null ? `, ${(review.detour.ms / 1000).toFixed(1)} s` : ''}) came back to where they began. `, jump(review.detour.from - 1, 'See it'))
+      ? h('p', {}, review.detour.ms !== null
+        ? t('review.detour_time', { from: review.detour.from, to: review.detour.to, count: review.detour.actions, seconds: num(Math.round(review.detour.ms / 100) / 10) })
+        : t('review.detour', { from: review.detour.from, to: review.detour.to, count: review.detour.actions }), ' ', jump(review.detour.from - 1, t('review.see_it')))
       : null;
-    const line = (review.continuation_lines || []);
-    const shortLine = line.slice(0, 12).join(' · ') + (line.length > 12 ? ` · … (${line.length} moves in all)` : '');
+    const line = (review.continuation_lines || []).map((text) => moveText(text));
+    const shortLine = line.slice(0, 12).join(' · ') + (line.length > 12 ? ` · … ${t('review.in_all', { count: line.length })}` : '');
     const body = {
-      won: () => [h('p', { class: 'finding' }, `${game.name} won in ${review.actions} moves${review.par ? `; the solver's line (par) takes ${review.par}` : ''}.`), detour],
+      won: () => [h('p', { class: 'finding' }, review.par
+        ? t('review.won_par', { name: game.name, count: review.actions, par: review.par })
+        : t('review.won', { name: game.name, count: review.actions })), detour],
       losing_move: () => [
-        h('p', { class: 'finding' }, `Move ${review.losing_move.action} lost the game: `, h('strong', { class: 'losing-line' }, review.losing_move.line), '. Before it a win was still possible; after it, none (the solver searched ',
-          `${review.proved_lost.toLocaleString('en')} positions to prove it). `, jump(review.last_winnable, 'See the position before it')),
-        h('p', {}, h('b', {}, 'A winning line from there: '), h('span', { class: 'continuation' }, shortLine)),
+        h('p', { class: 'finding' }, tn('review.losing', {
+          move: review.losing_move.action,
+          line: h('strong', { class: 'losing-line' }, moveText(review.losing_move.line)),
+          count: review.proved_lost,
+        }), ' ', jump(review.last_winnable, t('review.see_before'))),
+        h('p', {}, h('b', {}, t('review.line_there')), ' ', h('span', { class: 'continuation' }, shortLine)),
         detour],
-      winnable_at_end: () => [h('p', { class: 'finding' }, 'The game could still have been won when it ended.'), h('p', {}, h('b', {}, 'A winning line from the end: '), h('span', { class: 'continuation' }, shortLine)), detour],
-      never_winnable: () => [h('p', { class: 'finding' }, 'This deal has no win with these cells: no move lost it.'), detour],
-      unknown: () => [h('p', { class: 'finding' }, 'Unknown: the solver ran out of time before it could tell where the game was lost.'), detour],
+      winnable_at_end: () => [h('p', { class: 'finding' }, t('review.winnable_at_end')), h('p', {}, h('b', {}, t('review.line_end')), ' ', h('span', { class: 'continuation' }, shortLine)), detour],
+      never_winnable: () => [h('p', { class: 'finding' }, t('review.never_winnable')), detour],
+      unknown: () => [h('p', { class: 'finding' }, t('review.unknown')), detour],
     }[review.finding];
-    clear(this.reviewEl, h('h2', {}, `Review of ${game.name}'s game`), body ? body() : h('p', {}, review.finding));
+    clear(this.reviewEl, h('h2', {}, t('review.title_of', { name: game.name })), body ? body() : h('p', {}, review.finding));
   }
 
   destroy() {

@@ -6,11 +6,11 @@
 // cells: [card|null, ...], foundations: {S, H, D, C: top rank}}.
 // Cards are "7H", "TS"; places are "col1".."col8", "cell1".."cellN", "foundation".
 
+import { t, decimal } from './i18n.js';
+
 export const SUITS = ['S', 'H', 'D', 'C'];
-export const SUIT_NAMES = { S: 'spades', H: 'hearts', D: 'diamonds', C: 'clubs' };
 export const SUIT_SYMBOLS = { S: '♠', H: '♥', D: '♦', C: '♣' };
 const RANKS = 'A23456789TJQK';
-const RANK_NAMES = ['', 'ace', '2', '3', '4', '5', '6', '7', '8', '9', '10', 'jack', 'queen', 'king'];
 export const FOUNDATION_POINTS = 10;
 export const CELL_TO_COLUMN_POINTS = 5;
 
@@ -19,7 +19,11 @@ export const suitOf = (card) => card[1];
 export const cardOf = (rank, suit) => RANKS[rank - 1] + suit;
 // What a player reads: "10" rather than "T".
 export const rankLabel = (card) => (card[0] === 'T' ? '10' : card[0]);
-export const cardName = (card) => `${RANK_NAMES[rankOf(card)]} of ${SUIT_NAMES[suitOf(card)]}`;
+// A card as a player of the language says it, for screen readers: "ace of
+// spades", "hjerter 7", "siedem kier", "семь червей".
+export const cardName = (card) => t('card.name', { rank: t(`card.rank.${card[0]}`), suit: t(`card.suit.${suitOf(card)}`) });
+// A suit's name on its own ("hearts"), as on a foundation.
+export const suitName = (suit) => t(`suit.${suit}`);
 
 // Same suit and one rank lower: `card` may lie on `below`.
 export const goesOn = (card, below) =>
@@ -35,8 +39,17 @@ export function parsePlace(name) {
 export const placeLabel = (name) => {
   const place = parsePlace(name);
   if (!place) return name;
-  if (place.kind === 'foundation') return 'the foundation';
-  return `${place.kind === 'col' ? 'column' : 'cell'} ${place.index + 1}`;
+  if (place.kind === 'foundation') return t('place.foundation');
+  return t(place.kind === 'col' ? 'place.column' : 'place.cell', { n: place.index + 1 });
+};
+
+// Where a move goes, as said after a card: "to column 3", "to the foundation"
+// (in languages whose nouns change after "to", the catalog says it whole).
+export const targetLabel = (name) => {
+  const place = parsePlace(name);
+  if (!place) return name;
+  if (place.kind === 'foundation') return t('target.foundation');
+  return t(place.kind === 'col' ? 'target.column' : 'target.cell', { n: place.index + 1 });
 };
 
 export function copyBoard(board) {
@@ -241,26 +254,60 @@ const PLACE_CODE = /\b(col|cell)([1-8])\b/g;
 // only on 8♥"). The engine's words stay the reference (whyIllegal matches
 // them); this only rewrites them for the eye.
 export function plainReason(reason) {
-  if (!reason) return 'Not allowed';
+  if (!reason) return t('reason.refused');
   let text = String(reason).replace(/^(?:col|cell)\d>(?:col\d|cell\d|foundation): /, '');
   let match = /^([A2-9TJQK][SHDC]) does not go on ([A2-9TJQK][SHDC])/.exec(text);
   if (match) {
     const [, card, top] = match;
     const home = rankOf(card) < 13 ? cardText(cardOf(rankOf(card) + 1, suitOf(card))) : null;
-    return `${cardText(card)} does not go on ${cardText(top)}${home ? `: only on ${home} (same suit, one higher)` : ': a king goes only to an empty column'}`;
+    return home ? t('reason.not_on', { card: cardText(card), top: cardText(top), home }) : t('reason.king', { card: cardText(card), top: cardText(top) });
   }
   match = /^group of (\d+) cards exceeds capacity (\d+)/.exec(text);
-  if (match) return `You can move ${match[2]} cards at once now, not ${match[1]}: free a cell or a column first`;
+  if (match) return t('reason.capacity', { count: Number(match[2]), asked: Number(match[1]) });
   match = /^([A2-9TJQK][SHDC]) cannot go to the foundation(?:: it takes (\S+) next| now)?/.exec(text);
   if (match) {
-    const next = match[2] && match[2] !== 'nothing' ? `: ${cardText(match[2])} goes up first` : '';
-    return `${cardText(match[1])} cannot go to its foundation yet${next}`;
+    return match[2] && match[2] !== 'nothing'
+      ? t('reason.not_up_first', { card: cardText(match[1]), next: cardText(match[2]) })
+      : t('reason.not_up', { card: cardText(match[1]) });
   }
   match = /^the top (\d+) cards of (\w+) are not a same-suit run/.exec(text);
-  if (match) return `Those ${match[1]} cards are not a run of one suit`;
-  if (text === 'cards on a foundation are final') return 'Cards on a foundation stay there';
-  text = text.replace(CARD_CODE, (_, r, s) => cardText(r + s)).replace(PLACE_CODE, (_, k, n) => `${k === 'col' ? 'column' : 'cell'} ${n}`);
+  if (match) return t('reason.not_run', { count: Number(match[1]) });
+  if (text === 'cards on a foundation are final') return t('reason.final');
+  match = /^(col\d|cell\d) already holds ([A2-9TJQK][SHDC])/.exec(text);
+  if (match) return capital(t('reason.holds', { place: placeLabel(match[1]), card: cardText(match[2]) }));
+  match = /^(col\d|cell\d) is empty/.exec(text);
+  if (match) return capital(t('reason.empty', { place: placeLabel(match[1]) }));
+  if (/^a cell holds one card/.test(text)) return t('reason.cell_one');
+  if (/^cards go to the foundation one at a time/.test(text)) return t('reason.one_at_a_time');
+  match = /^(col\d) has (\d+) cards, cannot move (\d+)/.exec(text);
+  if (match) return capital(t('reason.too_few', { place: placeLabel(match[1]), count: Number(match[2]), asked: Number(match[3]) }));
+  if (/is both source and destination/.test(text)) return t('reason.same_place');
+  // Anything else the engine says: its words with the cards and places named.
+  text = text.replace(CARD_CODE, (_, r, s) => cardText(r + s)).replace(PLACE_CODE, (_, k, n) => placeLabel(`${k}${n}`));
+  return capital(text);
+}
+
+function capital(text) {
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+// A line of a game record or of the solver's review, as the server writes
+// it in the canonical notation ("12.4s 3♣ col2 → foundation", "undo 3♣
+// foundation → col2"), in the player's words and the board's own labels.
+const LINE = /^(?:(\d+(?:\.\d+)?)s )?(undo )?(\S+) (col[1-8]|cell[1-8]|foundation) → (col[1-8]|cell[1-8]|foundation)$/;
+
+export function moveText(line) {
+  const match = LINE.exec(line || '');
+  if (!match) return line || '';
+  const [, seconds, undo, cards, from, to] = match;
+  const text = t(undo ? 'line.undo' : 'line.move', { cards, from: lineLabel(from), to: lineLabel(to) });
+  return seconds ? t('line.at', { time: decimal(Number(seconds), 1), move: text }) : text;
+}
+
+function lineLabel(name) {
+  const place = parsePlace(name);
+  if (place.kind === 'foundation') return t('line.foundation');
+  return t(place.kind === 'col' ? 'place.column' : 'place.cell', { n: place.index + 1 });
 }
 
 // Why a tap on `card` sends it nowhere, in a line (null when it can go up).
@@ -270,12 +317,12 @@ export function tapHint(board, card) {
   if (where.depth > 1) {
     const col = board.columns[parsePlace(where.place).index];
     return where.depth <= movableRun(col)
-      ? `Drag or double-tap to move these ${where.depth} cards`
-      : `${cardText(card)} is covered: move the cards on it first`;
+      ? t('tap.run', { count: where.depth })
+      : t('tap.covered', { card: cardText(card) });
   }
   if (isLegal(board, where.place, 'foundation')) return null;
   const top = board.foundations[suitOf(card)] || 0;
-  return `${cardText(card)} cannot go up yet: ${cardText(cardOf(top + 1, suitOf(card)))} first. Double-tap to move it`;
+  return t('tap.not_yet', { card: cardText(card), next: cardText(cardOf(top + 1, suitOf(card))) });
 }
 
 // The moves that finish the game when every card left can go to the

@@ -3,14 +3,18 @@
 // what their progress means for the event feed. Functions of the race page.
 
 import { h, patch, clock, ordinal } from './dom.js';
+import { t } from './i18n.js';
 
-export const STATUS_TEXT = {
-  playing: 'playing',
-  won: 'won',
-  stuck: 'stuck: no legal move',
-  dead_end: 'dead end',
-  resigned: 'resigned',
+const STATUS_KEYS = {
+  playing: 'status.playing',
+  won: 'status.won',
+  stuck: 'status.stuck',
+  dead_end: 'status.dead_end',
+  resigned: 'status.resigned',
 };
+
+// A player's status in words (an unknown one as it came).
+export const statusText = (status) => (STATUS_KEYS[status] ? t(STATUS_KEYS[status]) : status);
 const MILESTONES = [26, 39];
 
 // My place and the gap to the leader, in words ("3rd of 8 · 4 behind Ann").
@@ -24,14 +28,14 @@ export function placeLine(page) {
   if (at === 0) {
     const second = order[1];
     const ahead = mine - second.foundation_cards;
-    gap = leader.status === 'won' ? 'you finished first' : ahead > 0 ? `${ahead} ahead of ${second.name}` : `level with ${second.name}`;
+    gap = leader.status === 'won' ? t('gap.first') : ahead > 0 ? t('gap.ahead', { count: ahead, name: second.name }) : t('gap.level', { name: second.name });
   } else if (leader.status === 'won') {
-    gap = `${leader.name} won in ${clock(leader.time_ms || 0)}`;
+    gap = t('gap.leader_won', { name: leader.name, time: clock(leader.time_ms || 0) });
   } else {
     const behind = leader.foundation_cards - mine;
-    gap = behind > 0 ? `${behind} behind ${leader.name}` : `level with ${leader.name}`;
+    gap = behind > 0 ? t('gap.behind', { count: behind, name: leader.name }) : t('gap.level', { name: leader.name });
   }
-  return { place: `${ordinal(at + 1)} of ${order.length}`, cards: `${mine}/52`, gap };
+  return { place: t('gap.place', { place: ordinal(at + 1), count: order.length }), cards: `${mine}/52`, gap };
 }
 
 // My place, pinned above the board during a race: "3rd of 8 · 16/52 · 4 behind Ann",
@@ -53,7 +57,7 @@ export function renderMeBar(page, el, phase) {
 
 // A signed-in player's mark and rating.
 export function accountTags(p) {
-  return p.signed_in ? [h('span', { class: 'tag signed-in' }, '✓ signed in'), h('span', { class: 'rating' }, `rating ${p.rating || 0}`)] : null;
+  return p.signed_in ? [h('span', { class: 'tag signed-in' }, '✓ ', t('tag.signed_in')), h('span', { class: 'rating' }, t('tag.rating', { rating: p.rating || 0 }))] : null;
 }
 
 export function renderStandings(page, el, phase) {
@@ -69,32 +73,32 @@ export function renderStandings(page, el, phase) {
       : standing;
     const pct = Math.round((p.foundation_cards / 52) * 100);
     const at = places.get(standing.player_id);
-    const place = phase === 'lobby' ? null : h('span', { class: 'place', 'aria-label': `place ${at}` }, String(at));
-    const status = phase === 'lobby' || phase === 'countdown' ? 'ready'
-      : p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : STATUS_TEXT[p.status] || p.status;
+    const place = phase === 'lobby' ? null : h('span', { class: 'place', 'aria-label': t('standings.place', { place: at }) }, String(at));
+    const status = phase === 'lobby' || phase === 'countdown' ? t('status.ready')
+      : p.status === 'won' && p.rank ? `${ordinal(p.rank)} · ${clock(p.time_ms || 0)}` : statusText(p.status);
     return h('li', { class: `player status-${p.status}${p.player_id === page.me ? ' me' : ''}${p.player_id === page.watching ? ' watched' : ''}`, 'data-player': p.player_id },
       h('div', { class: 'line' },
         place,
         h('span', { class: 'name' }, p.name),
         accountTags(p),
-        p.host && page.players.size > 1 ? h('span', { class: 'tag' }, 'host') : null,
-        p.player_id === page.me && page.players.size > 1 ? h('span', { class: 'tag' }, 'you') : null,
+        p.host && page.players.size > 1 ? h('span', { class: 'tag' }, t('tag.host')) : null,
+        p.player_id === page.me && page.players.size > 1 ? h('span', { class: 'tag' }, t('tag.you')) : null,
         phase === 'lobby' ? null : h('span', { class: 'cards' }, `${p.foundation_cards}/52`)),
       // The status has a line of its own: a long one never cuts the name.
       h('div', { class: 'line' },
-        phase === 'lobby' ? null : h('span', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 52, 'aria-valuenow': p.foundation_cards, 'aria-label': `${p.name}: cards on foundations` },
+        phase === 'lobby' ? null : h('span', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 52, 'aria-valuenow': p.foundation_cards, 'aria-label': t('standings.bar', { name: p.name }) },
           h('span', { class: 'fill', style: { width: `${pct}%` } })),
-        phase === 'lobby' ? null : h('span', { class: 'score' }, `${p.score} pts`),
+        phase === 'lobby' ? null : h('span', { class: 'score' }, t('standings.points', { count: p.score })),
         h('span', { class: 'state' }, status)),
       !canWatch || p.player_id === page.me || phase === 'lobby' ? null
         : playingShown || finished(p)
-          ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === page.watching), onclick: () => page.watch(p.player_id) }, p.player_id === page.watching ? 'Watching' : 'Watch')
-          : h('span', { class: 'board-hidden small' }, 'board hidden until they finish'));
+          ? h('button', { type: 'button', class: 'watch', 'aria-pressed': String(p.player_id === page.watching), onclick: () => page.watch(p.player_id) }, p.player_id === page.watching ? t('standings.watching') : t('standings.watch'))
+          : h('span', { class: 'board-hidden small' }, t('standings.hidden')));
   }));
   const feed = page.feed.length && !page.solo()
-    ? h('div', { class: 'feed' }, h('h2', {}, 'Race news'), h('ul', {}, page.feed.map((e) => h('li', {}, e.text))))
+    ? h('div', { class: 'feed' }, h('h2', {}, t('standings.news')), h('ul', {}, page.feed.map((e) => h('li', {}, e.text))))
     : null;
-  patch(el, h('h2', {}, phase === 'finished' ? 'Leaderboard' : phase === 'lobby' ? 'Players' : 'The race'), list, feed);
+  patch(el, h('h2', {}, phase === 'finished' ? t('standings.leaderboard') : phase === 'lobby' ? t('standings.players') : t('standings.race')), list, feed);
   holdWhilePressed(page, el);
 }
 
@@ -148,15 +152,16 @@ export function progressEvent(page, before, after) {
   const done = after.status === 'won' || after.status === 'resigned';
   if (me && done && !page.doneAt) page.doneAt = page.serverNow();
   if (!before || page.solo()) return;
-  const who = me ? 'You' : after.name;
+  const time = clock(after.time_ms || 0);
   if (after.status === 'won' && before.status !== 'won') {
-    const place = after.rank ? `${ordinal(after.rank)} ` : '';
-    page.event(`${who} finished ${place}in ${clock(after.time_ms || 0)}`, !me);
+    const place = after.rank ? ordinal(after.rank) : null;
+    const key = me ? (place ? 'feed.you_finished_place' : 'feed.you_finished') : place ? 'feed.finished_place' : 'feed.finished';
+    page.event(t(key, { name: after.name, place, time }), !me);
   } else if (after.status === 'resigned' && before.status !== 'resigned') {
-    page.event(`${who} resigned with ${after.foundation_cards}/52`, !me);
+    page.event(t(me ? 'feed.you_resigned' : 'feed.resigned', { name: after.name, cards: after.foundation_cards }), !me);
   } else if (!me) {
     const mark = MILESTONES.find((m) => before.foundation_cards < m && after.foundation_cards >= m);
-    if (mark) page.event(`${after.name} has ${mark} cards up`);
+    if (mark) page.event(t('feed.milestone', { name: after.name, count: mark }));
   }
 }
 

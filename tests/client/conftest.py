@@ -102,6 +102,8 @@ class Player:
         self.name = name
         self.base = base
         options.setdefault("viewport", {"width": 1280, "height": 860})
+        # English unless a test asks for another language (navigator.languages).
+        options.setdefault("locale", "en-US")
         self.context = browser.new_context(**options)
         if not guide:
             # This player has seen the first-game guide (tests of it ask for it).

@@ -802,7 +802,7 @@ def test_a_held_daily_result_is_shown_to_its_player_off_the_leaderboard(
     # What happens next, without the review's limits.
     expect(me.page.locator("p.held").nth(1)).to_contain_text("A moderator will look at the game")
     expect(me.page.locator(".daily-board")).not_to_contain_text("Bot")
-    expect(me.page.locator("#daily-share")).to_have_value(re.compile("held for review"))
+    expect(me.page.locator("#daily-share")).to_have_value(re.compile("under review"))
     me.screenshot("held-daily")
 
 

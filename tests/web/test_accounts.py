@@ -111,6 +111,7 @@ async def test_password_account_and_its_session_cookie(site: AppServer) -> None:
             "password": True,
             "passkeys": 0,
             "url": f"/@/{name}",
+            "language": None,
             "moderator": False,
         }
         # Sign out: the session is gone from the store, not only from this browser.
@@ -198,6 +199,7 @@ async def test_state_changing_requests_need_this_sites_origin(site: AppServer) -
                 ("DELETE", "/api/session", None),
                 ("DELETE", "/api/me", {"name": name}),
                 ("POST", "/api/me/password", {"password": "another one"}),
+                ("POST", "/api/me/language", {"language": "pl"}),
                 ("POST", "/api/session/passkey/options", {}),
             ):
                 answer = await other.request(method, path, json=body)
@@ -270,6 +272,26 @@ async def test_change_password_and_delete_account(site: AppServer) -> None:
         await _sign_up(http, name)  # the name is free again
 
 
+async def test_the_language_chosen_follows_the_account(site: AppServer) -> None:
+    """Chosen on one device, the client's language is the account's on another."""
+    name = _name()
+    async with _client(site) as phone:
+        await _sign_up(phone, name)
+        for bad in ("", "PL", "polish", "p1", 7, None):
+            refused = await phone.post("/api/me/language", json={"language": bad})
+            assert refused.status_code == 400, (bad, refused.text)
+            assert refused.json()["error"]["code"] == "bad_language"
+        chosen = await phone.post("/api/me/language", json={"language": "pl"})
+        assert chosen.status_code == 200 and chosen.json()["language"] == "pl"
+    async with _client(site) as laptop:
+        signed = await laptop.post("/api/session", json={"name": name, "password": "correct horse"})
+        assert signed.json()["language"] == "pl"
+        assert (await laptop.get("/api/me")).json()["account"]["language"] == "pl"
+    async with _client(site) as guest:
+        answer = await guest.post("/api/me/language", json={"language": "ru"})
+        assert answer.status_code == 401 and answer.json()["error"]["code"] == "signed_out"
+
+
 # -- passkeys --------------------------------------------------------------------------
 
 
@@ -289,6 +311,7 @@ async def test_passkey_sign_up_sign_in_and_add_to_a_password_account(site: AppSe
             "password": False,
             "passkeys": 1,
             "url": f"/@/{name}",
+            "language": None,
         }
         # A ceremony is used once.
         again = await http.post(

@@ -29,7 +29,7 @@ def test_the_documented_shapes_are_the_servers() -> None:
     blocks = re.findall(r"```json\n(.*?)\n```", text, re.S)
     assert len(blocks) == 2
     account, profile = (json.loads(b) for b in blocks)
-    assert set(account) == {"name", "password", "passkeys", "url"}
+    assert set(account) == {"name", "password", "passkeys", "url", "language"}
     assert set(profile) == {"name", "since", "stats", "streak", "calendar", "ratings", "races"}
     assert set(profile["stats"]["races"]) == {
         "played", "won", "first", "win_rate", "best_ms", "median_ms",

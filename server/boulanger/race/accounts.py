@@ -12,6 +12,7 @@ characters; two accounts may not have names that look alike.
 from __future__ import annotations
 
 import hashlib
+import re
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -46,6 +47,19 @@ def account_name(raw: object) -> str:
 def account_key(name: str) -> str:
     """What account names are unique by: a digest of their look-alike key (fixed length)."""
     return hashlib.sha256(name_key(name).encode()).hexdigest()[:32]
+
+
+# A language the client shows its words in: a language code (ISO 639, two or
+# three lower-case letters). The server keeps it for the account and never
+# reads it: which languages there are is the client's (client/lang/).
+LANGUAGE = re.compile(r"[a-z]{2,3}")
+
+
+def check_language(raw: object) -> str:
+    """A language code as the account keeps it; :class:`Refused` ``bad_language`` otherwise."""
+    if not isinstance(raw, str) or LANGUAGE.fullmatch(raw) is None:
+        raise Refused("bad_language", "a language is a code of 2 or 3 lower-case letters")
+    return raw
 
 
 def check_password(raw: object) -> str:
@@ -85,9 +99,10 @@ class Account:
     daily_key: str  # the player key hash its daily challenge entries are kept under
     secret: str  # the key of its ranked dailies' host keys
     created: int  # ms
+    language: str | None = None  # the client's language, chosen on any device
 
     def to_dict(self) -> AccountDict:
-        return {
+        data: AccountDict = {
             "id": self.id,
             "name": self.name,
             "password": self.password,
@@ -96,6 +111,9 @@ class Account:
             "secret": self.secret,
             "created": self.created,
         }
+        if self.language is not None:  # left out until chosen: older records keep their bytes
+            data["language"] = self.language
+        return data
 
     @classmethod
     def from_dict(cls, data: AccountDict) -> Account:
@@ -107,6 +125,7 @@ class Account:
             daily_key=str(data.get("daily_key", "")),
             secret=str(data.get("secret", "")),
             created=int(data.get("created", 0)),
+            language=data.get("language"),
         )
 
     def passkey(self, credential_id: str) -> Passkey | None:
@@ -121,6 +140,7 @@ class Me(TypedDict):
     password: bool
     passkeys: int
     url: str
+    language: str | None
 
 
 def me(account: Account) -> Me:
@@ -130,6 +150,7 @@ def me(account: Account) -> Me:
         "password": account.password is not None,
         "passkeys": len(account.passkeys),
         "url": f"/@/{account.name}",
+        "language": account.language,
     }
 
 
@@ -341,6 +362,7 @@ class AccountDict(TypedDict):
     daily_key: str
     secret: str
     created: int
+    language: NotRequired[str]
 
 
 class CeremonyDict(TypedDict):

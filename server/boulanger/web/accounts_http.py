@@ -151,6 +151,16 @@ async def change_password(request: Request) -> Response:
     return JSONResponse(a.me(account))
 
 
+async def set_language(request: Request) -> Response:
+    """``POST /api/me/language``: the language the client shows the account's pages in."""
+    accounts = accounts_of(request)
+    account = await signed_in(request)
+    data = await body(request, {"language"})
+    account.language = a.check_language(data.get("language"))
+    await accounts.store.save(account)
+    return JSONResponse(a.me(account))
+
+
 async def delete_account(request: Request) -> Response:
     """``DELETE /api/me``: the body names the account, as a confirmation."""
     accounts = accounts_of(request)
@@ -230,6 +240,7 @@ def routes() -> list[BaseRoute]:
         Route("/api/me", guarded(me, changes=False), methods=["GET"]),
         Route("/api/me", guarded(delete_account), methods=["DELETE"]),
         Route("/api/me/password", guarded(change_password), methods=["POST"]),
+        Route("/api/me/language", guarded(set_language), methods=["POST"]),
         Route("/api/players/{name}", guarded(player, changes=False)),
         Route("/api/ratings", guarded(ratings, changes=False)),
         Route("/api/races/{race_id}/ratings", guarded(race_ratings, changes=False)),

@@ -39,17 +39,22 @@ class ClientFiles(StaticFiles):
 
     def _refresh(self) -> None:
         """Hash the files again when one changed (a cheap stat of each, per page load)."""
-        try:
-            entries = sorted(os.scandir(self.folder), key=lambda e: e.name)
-        except FileNotFoundError:
-            entries = []
-        files = [e for e in entries if e.is_file()]
-        signature = tuple((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in files)
+        # The folder's files and those of its folders (the language catalogs in lang/).
+        files = sorted(
+            (path for path in self.folder.rglob("*") if path.is_file()),
+            key=lambda path: path.relative_to(self.folder).as_posix(),
+        )
+        stats = [(path, path.stat()) for path in files]
+        signature = tuple(
+            (path.relative_to(self.folder).as_posix(), st.st_size, st.st_mtime_ns)
+            for path, st in stats
+        )
         if signature == self._signature:
             return
         digest = hashlib.sha256()
-        for entry in files:
-            digest.update(entry.name.encode() + b"\0" + Path(entry.path).read_bytes() + b"\0")
+        for path in files:
+            name = path.relative_to(self.folder).as_posix()
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
         self._version = f"v-{digest.hexdigest()[:12]}"
         index = self.folder / "index.html"
         text = index.read_text() if index.is_file() else ""
