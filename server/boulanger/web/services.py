@@ -16,8 +16,10 @@ import logging
 
 from ..broker import Store, open_store
 from ..broker.accounts import AccountStore
+from ..broker.desk import DeskStore
 from .accounts import Accounts
 from .daily import Daily
+from .desk import Desk
 from .hub import Hubs, RaceHub
 from .limits import AddressLimits
 from .lines import Lines
@@ -54,13 +56,16 @@ class Server:
         # attempts when their races are over (boulanger.web.daily).
         self.daily = Daily(store.broker, store.daily, settings)
         # Accounts, sessions, histories and ratings (boulanger.web.accounts).
-        self.accounts = Accounts(AccountStore(store.kv), settings, store.daily)
+        desk = DeskStore(store.kv)
+        self.accounts = Accounts(AccountStore(store.kv), settings, store.daily, desk)
         self.hubs = Hubs(
             self.broker,
             settings.idle_race_s,
             on_over=self._race_over,
             judge_after_s=settings.judge_after_s,
         )
+        # The review desk: moderators' decisions, followed everywhere (boulanger.web.desk).
+        self.desk = Desk(desk, self.broker, store.daily, self.accounts, self.hubs)
         # Per client address, counted in the store (boulanger.web.limits).
         self.addresses = AddressLimits(
             store.limits,
