@@ -3,6 +3,7 @@
 
 import { h, clear, clock, toast, api, playerKey, whoAmI, setMe } from './dom.js';
 import { t, day } from './i18n.js';
+import { reviewTag } from './review.js';
 
 function signedIn(account, navigate) {
   setMe(account);
@@ -175,7 +176,11 @@ function accountPanel(me, navigate) {
 
 // -- /@/{name} ---------------------------------------------------------------------------
 
-const PLACE = (r) => (r.place === null ? t('results.held_tag') : r.players > 1 ? t('profile.place', { place: r.place, count: r.players }) : r.won ? t('status.won') : t('profile.not_won'));
+const PLACE = (r) => {
+  if (r.review && r.review.status === 'disqualified') return t('verdict.disqualified_tag');
+  if (r.place === null || (r.review && r.review.status === 'held')) return t('results.held_tag');
+  return r.players > 1 ? t('profile.place', { place: r.place, count: r.players }) : r.won ? t('status.won') : t('profile.not_won');
+};
 
 export async function profilePage(root, name) {
   clear(root, h('p', { class: 'loading' }, t('loading.profile')));
@@ -209,6 +214,7 @@ export async function profilePage(root, name) {
     h('h2', {}, t('profile.last_races')),
     h('ul', { class: 'history' }, p.races.map((r) => h('li', {},
       h('a', { href: r.url, 'data-link': '' }, r.daily ? t(r.ranked ? 'profile.daily' : 'profile.daily_practice', { date: day(r.daily, 'medium') }) : t('profile.race', { cells: t('cells.count', { count: r.cells }) })),
-      ` · ${PLACE(r)}`, r.time_ms !== null ? ` · ${clock(r.time_ms)}` : '', ' · ',
+      ` · ${PLACE(r)}`, r.time_ms !== null ? ` · ${clock(r.time_ms)}` : '',
+      r.review && r.review.status !== 'held' ? [' ', reviewTag(r.review), ` ${r.review.reason}`] : '', ' · ',
       h('a', { href: r.record }, t('profile.record')))))));
 }

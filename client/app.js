@@ -20,6 +20,9 @@ const ROUTES = [
   [/^\/practice\/?$/, () => practice()],
   [/^\/rules\/?$/, () => rules()],
   [/^\/account\/?$/, () => account()],
+  [/^\/desk\/?$/, () => desk()],
+  [/^\/desk\/race\/([A-Za-z0-9_-]{1,64})\/replay\/([^/]+)\/?$/, (id, who) => replayPage('desk-race', id, who)],
+  [/^\/desk\/daily\/([^/]+)\/replay\/([^/]+)\/?$/, (date, who) => replayPage('desk-daily', decodeURIComponent(date), who)],
   [/^\/@\/([^/]{1,80})\/?$/, (name) => profile(name)],
 ];
 
@@ -295,6 +298,18 @@ function profile(name) {
   });
 }
 
+// -- the review desk (desk.js), for moderators -----------------------------------------
+
+function desk() {
+  page(t('desk.title'), h('p', { class: 'loading' }, t('desk.loading')));
+  import('./desk.js').then(({ DeskPage }) => {
+    if (!location.pathname.startsWith('/desk')) return;
+    const view = new DeskPage(main);
+    current = view;
+    view.mount();
+  });
+}
+
 // -- race -------------------------------------------------------------------------
 
 // The race page's modules (race.js and what it imports) are loaded when a
@@ -326,11 +341,12 @@ async function racePage(raceId) {
 async function replayPage(kind, key, first) {
   page(t('title.replay'), h('p', { class: 'loading' }, t('loading.replay')));
   const path = location.pathname;
-  const { ReplayPage, raceSource, dailySource } = await import('./replay.js');
+  const { ReplayPage, raceSource, dailySource, deskSource } = await import('./replay.js');
   if (location.pathname !== path) return; // gone elsewhere meanwhile
   const more = (new URLSearchParams(location.search).get('with') || '').split(',').filter(Boolean);
   const ids = [decodeURIComponent(first), ...more].filter((id, i, all) => all.indexOf(id) === i);
-  const view = new ReplayPage(main, kind === 'race' ? raceSource(key) : dailySource(key), ids, navigate);
+  const source = kind === 'race' ? raceSource(key) : kind === 'daily' ? dailySource(key) : deskSource(kind.slice(5), key);
+  const view = new ReplayPage(main, source, ids, navigate);
   current = view;
   view.mount();
 }

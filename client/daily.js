@@ -4,6 +4,7 @@
 import { h, clear, clock, clockTenths, copyButton, toast, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
 import { setConnectionIndicator } from './race.js';
 import { t, tn, day as dayText, relative } from './i18n.js';
+import { reviewNote, dailyPlace } from './review.js';
 
 const FIRST_DAY = '2026-01-01';
 
@@ -152,9 +153,9 @@ export class DailyPage {
       mine.push(h('p', { class: 'my-result' },
         entry.result === 'won' ? t('daily.mine_won', { time: clock(entry.time_ms) }) : t('daily.mine_cards', { result: resultText(entry.result), cards: entry.foundation_cards }),
         ' — ',
-        entry.review ? t('daily.mine_held') : t('daily.mine_place', { rank: me.rank, count: me.total }),
+        dailyPlace(entry, me.rank, me.total),
         me.streak > 1 ? ` ${t('daily.streak', { count: me.streak })}` : ''));
-      if (entry.review) mine.push(h('p', { class: 'held small' }, t('daily.why', { reason: entry.review.reason })));
+      for (const line of reviewNote(entry.review, 'daily.why')) mine.push(h('p', { class: `held small review-${entry.review.status}` }, line));
       if (me.share) {
         const share = this.shareText(entry, me);
         mine.push(h('div', { class: 'share' },
@@ -184,7 +185,8 @@ export class DailyPage {
     const outcome = entry.result === 'won'
       ? t('daily.share_won', { time: clockTenths(entry.time_ms), count: entry.actions }) + par
       : t('daily.share_cards', { cards: entry.foundation_cards, count: entry.actions });
-    const place = entry.review || !me.rank ? t('results.held_tag') : t('profile.place', { place: me.rank, count: me.total });
+    const disqualified = entry.review && entry.review.status === 'disqualified';
+    const place = me.rank ? t('profile.place', { place: me.rank, count: me.total }) : t(disqualified ? 'verdict.disqualified_tag' : 'results.held_tag');
     const streak = me.streak > 1 ? t('daily.share_streak', { count: me.streak }) : '';
     return t('daily.share_text', { date: dayText(this.day.date), outcome, place, streak });
   }
@@ -300,6 +302,7 @@ export class DailyPage {
     };
   }
 }
+
 
 // Whether this browser started the race (it holds its keys), or another one did.
 function ownAttempt(raceId) {

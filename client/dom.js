@@ -277,6 +277,9 @@ export async function showAccountLink() {
   if (!link) return;
   link.textContent = me ? me.name : t('nav.sign_in');
   link.href = me ? me.url : '/account';
+  // The review desk's link, for moderators only (the desk's routes refuse anyone else).
+  const desk = document.getElementById('desk-link');
+  if (desk) desk.hidden = !(me && me.moderator);
 }
 
 // A signed-in player plays as their account: its name instead of a name field.

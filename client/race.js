@@ -424,12 +424,27 @@ export class RaceView {
     return Date.now() + this.skew;
   }
 
-  maybeAutoStart() {
+  async maybeAutoStart() {
     const race = this.race;
     if ((race.practice || this.creds.autostart) && race.state === 'lobby' && this.isHost() && !this.autoStarted) {
       this.autoStarted = true;
+      // A first game in practice (never a daily): the guide comes first, and
+      // the clock starts when it is closed.
+      if (race.practice && !this.daily() && await this.guideFirst()) return;
       this.conn.send({ type: 'start' });
     }
+  }
+
+  // The first-game guide, shown before the start; whether it is.
+  async guideFirst() {
+    const { guideDone, firstGameGuide } = await import('./guide.js');
+    if (guideDone() || this.destroyed) return false;
+    this.guide = firstGameGuide(() => {
+      this.guide = null;
+      if (!this.destroyed) this.conn.send({ type: 'start' });
+    });
+    this.render();
+    return true;
   }
 
   isHost() {
@@ -738,17 +753,9 @@ export class RaceView {
     renderStandings(this, page.querySelector('.standings'), phase);
     renderMeBar(this, page.querySelector('.me-bar'), phase);
     if (this.ghost) this.ghost.attach(this, page);
-    if (phase === 'running' && this.canPlay()) this.maybeGuide(page.querySelector('.guide-area'));
-  }
-
-  // A first game: the guide, once (it sits above the board and covers nothing).
-  async maybeGuide(area) {
-    if (this.guideAsked) return;
-    this.guideAsked = true;
-    const { guideDone, firstGameGuide } = await import('./guide.js');
-    if (guideDone() || this.destroyed) return;
-    area.appendChild(firstGameGuide(() => this.boardView.layout(true)));
-    this.boardView.layout(true);
+    // The guide stays while it is read, and goes with the game.
+    if (this.guide && !this.guide.isConnected && phase === 'lobby') page.querySelector('.guide-area').append(this.guide);
+    if (this.guide && phase !== 'lobby') this.guide.remove();
   }
 
   // Leaving a game still on asks first (the game goes on without you).
@@ -878,7 +885,7 @@ export class RaceView {
   renderPanel(el, phase) {
     patch(el,
       this.rematchNotice(phase),
-      phase === 'lobby' ? this.lobbyPanel()
+      phase === 'lobby' ? (this.guide ? null : this.lobbyPanel())
         : phase === 'countdown' ? h('div', { class: 'panel countdown', role: 'timer' }, h('p', {}, t('countdown.starts_in')), h('p', { class: 'big', 'data-countdown': '' }, this.countdownText()))
           : phase === 'finished' ? this.resultsPanel() : null);
   }

@@ -54,6 +54,22 @@ export function dailySource(date) {
   };
 }
 
+// The review desk's records: a moderator's, today's daily entries included.
+export function deskSource(kind, key) {
+  const base = kind === 'race'
+    ? `/api/desk/races/${encodeURIComponent(key)}/records`
+    : `/api/desk/daily/${encodeURIComponent(key)}/records`;
+  const pages = kind === 'race' ? `/desk/race/${encodeURIComponent(key)}` : `/desk/daily/${encodeURIComponent(key)}`;
+  return {
+    kind: 'desk',
+    base: (id) => `${base}/${encodeURIComponent(id)}`,
+    page: (id, others) => `${pages}/replay/${encodeURIComponent(id)}${others.length ? `?with=${others.map(encodeURIComponent).join(',')}` : ''}`,
+    async people() {
+      return { code: null, back: '/desk', list: [] };
+    },
+  };
+}
+
 export class ReplayPage {
   constructor(main, source, ids, navigate) {
     this.main = main;
@@ -139,7 +155,7 @@ export class ReplayPage {
     clear(this.main, h('div', { class: 'replay-page' },
       h('div', { class: 'replay-head' },
         h('h1', {}, t('title.replay'), code ? h('span', { class: 'small' }, ` ${code}`) : null),
-        h('a', { href: this.people.back, 'data-link': '' }, this.source.kind === 'daily' ? t('standings.leaderboard') : t('standings.race'))),
+        h('a', { href: this.people.back, 'data-link': '' }, this.source.kind === 'daily' ? t('standings.leaderboard') : this.source.kind === 'desk' ? t('desk.title') : t('standings.race'))),
       h('div', { class: 'replay-controls', role: 'group', 'aria-label': t('replay.controls') },
         h('button', { type: 'button', class: 'step back', 'aria-label': t('replay.back'), title: t('replay.back'), onclick: () => this.step(-1) }, '◀'),
         this.playButton,

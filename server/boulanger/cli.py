@@ -164,6 +164,67 @@ def _cmd_backup(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_moderators(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .broker import BrokerUnavailable, open_store
+    from .broker.accounts import AccountStore
+    from .broker.contracts import KeyValue
+    from .broker.desk import DeskStore
+    from .broker.sqlite.file import FileInUse, SqliteUrl
+    from .broker.sqlite.live import LiveKeyValue
+    from .race.accounts import account_key
+    from .race.errors import Refused
+    from .race.names import clean_name
+
+    async def decide(kv: KeyValue) -> int:
+        accounts, desk = AccountStore(kv), DeskStore(kv)
+        if args.action == "list":
+            for account_id in await desk.moderators():
+                account = await accounts.account(account_id)
+                if account is not None:  # a deleted account is no moderator
+                    print(account.name)
+            return 0
+        if not args.name:
+            print(f"boulanger moderators {args.action}: name an account", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            account = await accounts.account_by_name(account_key(clean_name(args.name)))
+        except Refused:
+            account = None
+        if account is None:
+            print(f"boulanger moderators: no account named {args.name!r}", file=sys.stderr)
+            return 1
+        changed = await desk.set_moderator(account.id, args.action == "add")
+        verb = "is now" if args.action == "add" else "is no longer"
+        if not changed:
+            verb = "was already" if args.action == "add" else "was not"
+        print(f"{account.name} {verb} a moderator")
+        return 0
+
+    async def run() -> int:
+        url = _broker_url(args)
+        try:
+            store = open_store(url)
+            await store.start()
+        except FileInUse:  # a server has the SQLite file: its keys, beside it
+            live = LiveKeyValue(SqliteUrl.parse(url).path)
+            try:
+                return await decide(live)
+            finally:
+                live.close()
+        try:
+            return await decide(store.kv)
+        finally:
+            await store.close()
+
+    try:
+        return asyncio.run(run())
+    except (FileInUse, ValueError, OSError, BrokerUnavailable, sqlite3.Error) as error:
+        print(f"boulanger moderators: {error}", file=sys.stderr)
+        return 1
+
+
 def forwarded_allow_ips() -> str:
     """Whose X-Forwarded-For is trusted unless ``--forwarded-allow-ips`` says otherwise."""
     return os.environ.get("BOULANGER_FORWARDED_ALLOW_IPS", "127.0.0.1")
@@ -301,6 +362,15 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--data-dir", default=None, help="as for serve (default ./boulanger-data)")
     back.add_argument("--broker", default=None, help="a sqlite:///FILE URL instead of --data-dir")
     back.set_defaults(func=_cmd_backup)
+
+    mods = sub.add_parser(
+        "moderators", help="grant, list or take back the moderator role (the review desk)"
+    )
+    mods.add_argument("action", choices=("add", "list", "remove"))
+    mods.add_argument("name", nargs="?", help="the account's name (add, remove)")
+    mods.add_argument("--data-dir", default=None, help="as for serve (default ./boulanger-data)")
+    mods.add_argument("--broker", default=None, help="the store's URL, as for serve")
+    mods.set_defaults(func=_cmd_moderators)
     return parser
 
 

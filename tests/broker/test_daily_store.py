@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import time
@@ -13,6 +14,7 @@ from boulanger.broker import Broker, BrokerUnavailable, DailyStore, Store, open_
 from boulanger.broker.contracts import STREAK_BATCH, daily_channel, parse_published
 from boulanger.broker.redis.daily import RedisDailyStore, unpack_record
 from boulanger.race.daily import FIRST_DAY, DailyEntry, expires_at, ranking_key, today
+from boulanger.race.review import CONFIRMED, DISQUALIFIED, Decision
 from support.listeners import Collector, barrier
 from support.servers import RedisProcess
 
@@ -110,6 +112,48 @@ async def test_a_held_entry_is_kept_for_its_player_off_the_board(
     heard = await barrier(broker, daily_channel(day), listener)  # and nothing after it
     assert [parse_published(m).entry.name for m in heard] == ["Ann"]
     await broker.unsubscribe(daily_channel(day), listener)
+
+
+async def test_a_decision_puts_an_entry_on_the_board_and_in_the_streak_or_off_them(
+    store: DailyStore, day: date
+) -> None:
+    """Confirmed, a held win counts (rank, streak); disqualified, a fair one does not."""
+    held = DailyEntry("Bot", "won", 12_000, 97, 560, 52, review="median 3 ms")
+    bot = await store.record(day, "h-bot", held, _record("Bot"))
+    ann = await store.record(day, "h-ann", _entry("Ann", time_ms=300_000), _record("Ann"))
+    await store.record(day, "h-cy", _entry("Cy", time_ms=400_000), _record("Cy"))
+    bot_id, ann_id = bot.ranked.entry_id, ann.ranked.entry_id
+    assert [r.entry_id for r in await store.reviewed(day, 10)] == [bot_id]
+    confirmed = Decision(CONFIRMED, "replay read", "Mod", 1)
+    decided = await store.decide(day, bot_id, confirmed)
+    assert decided is not None and decided.rank == 1 and decided.entry.decision == confirmed
+    assert decided.to_wire()["review"] == {"status": "confirmed", "reason": "replay read"}
+    assert await store.decide(day, bot_id, confirmed) == decided  # again: nothing changes
+    page = await store.page(day, 0, 10)
+    assert [(r.rank, r.entry.name) for r in page.entries] == [(1, "Bot"), (2, "Ann"), (3, "Cy")]
+    assert await store.streak("h-bot", day) == 1
+    assert (await store.player(day, "h-ann")).rank == 2  # type: ignore[union-attr]
+
+    gone = Decision(DISQUALIFIED, "a copied line", "Mod", 2)
+    off = await store.decide(day, ann_id, gone)
+    assert off is not None and off.rank is None
+    assert off.to_wire()["review"] == {"status": "disqualified", "reason": "a copied line"}
+    assert await store.streak("h-ann", day) == 0
+    page = await store.page(day, 0, 10)
+    assert page.total == 2 and [r.entry.name for r in page.entries] == ["Bot", "Cy"]
+    reversed_ = await store.decide(day, bot_id, dataclasses.replace(gone, note="after all"))
+    assert reversed_ is not None and reversed_.rank is None
+    assert await store.streak("h-bot", day) == 0
+    assert [r.entry.name for r in (await store.page(day, 0, 10)).entries] == ["Cy"]
+    # Newest first, each with the decision kept, at its rank (none: off the board).
+    listed = await store.reviewed(day, 10)
+    assert [(r.entry_id, r.rank, r.entry.decision) for r in listed] == [
+        (ann_id, None, gone),
+        (bot_id, None, dataclasses.replace(gone, note="after all")),
+    ]
+    assert await store.reviewed(day, 1) == listed[:1]
+    assert await store.decide(day, 999, confirmed) is None
+    assert await store.decide(day + timedelta(days=1), bot_id, confirmed) is None
 
 
 async def test_leaderboard_order_ranks_and_pages(store: DailyStore, day: date) -> None:

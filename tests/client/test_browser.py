@@ -756,7 +756,7 @@ def test_a_result_beyond_human_pace_shows_held(players: Any, review_server: Serv
     ann.page.click(".stats button.resign")
     ann.page.click(".stats button.resign")
     row = ann.page.locator(".results-table tbody tr").filter(has_text="Bot")
-    expect(row.locator(".tag.held")).to_have_text("held for review")
+    expect(row.locator(".tag.held")).to_have_text("under review")
     assert "under 100 ms" in (row.locator(".tag.held").get_attribute("title") or "")
     mine = ann.page.locator(".results-table tbody tr.me")
     expect(mine.locator(".tag.held")).to_have_count(0)  # too few actions to judge
@@ -797,10 +797,12 @@ def test_a_held_daily_result_is_shown_to_its_player_off_the_leaderboard(
     assert attempt["code"] is None and attempt["ranked"] is True
     _bot_wins(review_server.base, attempt["race_id"], "Bot", host_key=attempt["host_key"])
     me.page.goto(me.base + "/daily")
-    expect(me.page.locator(".my-result")).to_contain_text("held for review, off the leaderboard")
-    expect(me.page.locator("p.held")).to_contain_text("under 100 ms")
+    expect(me.page.locator(".my-result")).to_contain_text("under review, off the leaderboard")
+    expect(me.page.locator("p.held").first).to_contain_text("under 100 ms")
+    # What happens next, without the review's limits.
+    expect(me.page.locator("p.held").nth(1)).to_contain_text("A moderator will look at the game")
     expect(me.page.locator(".daily-board")).not_to_contain_text("Bot")
-    expect(me.page.locator("#daily-share")).to_have_value(re.compile("held for review"))
+    expect(me.page.locator("#daily-share")).to_have_value(re.compile("under review"))
     me.screenshot("held-daily")
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from .test_browser import create_race, join, wait_playing
+from .test_browser import DEAL, create_race, join, wait_playing
 from .test_bugs import PHONE, practise_deal
 
 SAW_COUNTDOWN = """
@@ -38,11 +38,21 @@ def test_the_rules_page_in_plain_words_with_pictures(players: Any) -> None:
         p.context.close()
 
 
+def open_practice(p: Any) -> None:
+    """A practice game on the named deal, not waiting for its board (a guide may come first)."""
+    p.page.goto(p.base + "/")
+    p.page.fill("#home-name", p.name)
+    p.page.goto(f"{p.base}/practice?code={DEAL}")
+
+
 def test_the_first_game_guide_teaches_and_can_be_skipped(players: Any) -> None:
     new = players("Newcomer", guide=True, **PHONE)
-    practise_deal(new)
+    open_practice(new)
     guide = new.page.locator(".guide")
     expect(guide).to_contain_text("1 of 5")
+    # Read before the start: no board, no clock while the guide is open.
+    expect(new.page.locator(".race-page")).to_have_attribute("data-phase", "lobby")
+    assert "start" not in new.sent_types()
     expect(guide).to_contain_text("same suit")
     words = 0
     seen = []
@@ -59,15 +69,27 @@ def test_the_first_game_guide_teaches_and_can_be_skipped(players: Any) -> None:
     ]
     assert words < 170  # read in well under a minute
     expect(guide).to_have_count(0)
+    wait_playing(new)  # closed: the game starts, and its clock with it
+    assert new.sent_types().count("start") == 1
     new.page.reload()
     wait_playing(new)
     expect(new.page.locator(".guide")).to_have_count(0)  # once is enough
 
     skipper = players("Skipper", guide=True)
-    practise_deal(skipper)
+    open_practice(skipper)
     skipper.page.click(".guide .guide-skip")
     expect(skipper.page.locator(".guide")).to_have_count(0)
+    wait_playing(skipper)
     assert skipper.page.evaluate("() => localStorage.getItem('boulanger.guide')") == "done"
+
+
+def test_the_guide_never_opens_in_a_daily(players: Any) -> None:
+    new = players("Daily", guide=True)
+    new.page.goto(new.base + "/daily")
+    new.page.fill("#daily-name", "Daily")
+    new.page.click(".daily-play button")
+    wait_playing(new)  # the daily's clock runs: nothing to read in its way
+    expect(new.page.locator(".guide")).to_have_count(0)
 
 
 def test_practice_starts_at_once_and_ends_with_a_result(players: Any) -> None:

@@ -113,6 +113,7 @@ async def test_password_account_and_its_session_cookie(site: AppServer) -> None:
             "passkeys": 0,
             "url": f"/@/{name}",
             "language": None,
+            "moderator": False,
         }
         # Sign out: the session is gone from the store, not only from this browser.
         old = http.cookies["bk_session"]

@@ -7,7 +7,9 @@ import re
 
 from starlette.routing import Route
 
-from boulanger.web import accounts_http, passkeys
+from boulanger.broker.desk import AuditEntryDict
+from boulanger.web import accounts_http, desk_http, passkeys
+from boulanger.web.desk import DeskResult
 from support.protocol_doc import section
 
 
@@ -32,3 +34,19 @@ def test_the_documented_shapes_are_the_servers() -> None:
     assert set(profile["stats"]["races"]) == {
         "played", "won", "first", "win_rate", "best_ms", "median_ms",
     }  # fmt: skip
+
+
+def test_every_desk_route_is_documented() -> None:
+    text = section("Review desk")
+    table = set(re.findall(r"^\| `([A-Z]+) (/[^`?]+)(?:\?[^`]*)?` \|", text, re.M))
+    served = set()
+    for route in desk_http.routes():
+        assert isinstance(route, Route)
+        for method in route.methods or ():
+            if method != "HEAD":
+                served.add((method, route.path))
+    assert table == served
+    result, audit = (json.loads(b) for b in re.findall(r"```json\n(.*?)\n```", text, re.S))
+    # A daily result: every field but a race's page.
+    assert set(result) == set(DeskResult.__annotations__) - {"race"}
+    assert set(audit) == set(AuditEntryDict.__required_keys__)

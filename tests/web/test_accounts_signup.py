@@ -8,6 +8,7 @@ import pytest
 
 from boulanger.broker import open_store
 from boulanger.broker.accounts import AccountStore
+from boulanger.broker.desk import DeskStore
 from boulanger.race import accounts as a
 from boulanger.web.accounts import Accounts
 from boulanger.web.settings import Settings
@@ -22,7 +23,7 @@ async def test_a_crash_between_name_and_account_does_not_hold_the_name() -> None
     await store.start()
     try:
         settings = Settings.from_env(argon2_time_cost=1, argon2_memory_kib=1024)
-        accounts = Accounts(AccountStore(store.kv), settings, store.daily)
+        accounts = Accounts(AccountStore(store.kv), settings, store.daily, DeskStore(store.kv))
         accounts.pending_s = 0.05
         saved = accounts.store.save
 

@@ -28,6 +28,7 @@ from ..engine import RecordDict
 from ..race.condition import Condition as Condition
 from ..race.daily import DailyEntry, RankedEntry, streak
 from ..race.race import RaceMeta
+from ..race.review import Decision
 
 # -- errors -----------------------------------------------------------------------
 
@@ -236,7 +237,8 @@ class Page:
 
 
 def published(day: date, ranked: RankedEntry) -> str:
-    """The message published on :func:`daily_channel` for a new entry."""
+    """The message published on :func:`daily_channel` for a new entry (or one a
+    moderator's decision put on the leaderboard, or took off it: rank null)."""
     return json.dumps(
         {
             "date": day.isoformat(),
@@ -249,10 +251,14 @@ def published(day: date, ranked: RankedEntry) -> str:
 
 
 def parse_published(data: str) -> RankedEntry:
-    """The inverse of :func:`published` (the date is the channel's)."""
+    """The inverse of :func:`published` (the date is the channel's). A rank of null: an
+    entry a moderator's decision took off the leaderboard."""
     message = json.loads(data)
+    rank = message["rank"]
     return RankedEntry(
-        int(message["rank"]), int(message["entry_id"]), DailyEntry.from_dict(message["entry"])
+        None if rank is None else int(rank),
+        int(message["entry_id"]),
+        DailyEntry.from_dict(message["entry"]),
     )
 
 
@@ -270,8 +276,10 @@ class DailyStore(abc.ABC):
     hook may run more than once, in any process). An entry held for review
     (``DailyEntry.review``) is kept with its game record and shown to its
     player, but stays out of the leaderboard (and so has no rank), is not
-    published and does not count as a day won. Days are kept
-    ``retention_days`` after they end.
+    published and does not count as a day won, until a moderator confirms it
+    (:meth:`decide`); a disqualified entry leaves the leaderboard and its
+    player's won days the same way. Days are kept ``retention_days`` after
+    they end.
     """
 
     def __init__(self, retention_days: int) -> None:
@@ -313,6 +321,20 @@ class DailyStore(abc.ABC):
     @abc.abstractmethod
     async def game_record(self, day: date, entry_id: int) -> RecordDict | None:
         """The game record of a day's entry, or None when there is no such entry."""
+
+    @abc.abstractmethod
+    async def decide(self, day: date, entry_id: int, decision: Decision) -> RankedEntry | None:
+        """Keep a moderator's decision with the entry, and put the entry on the
+        leaderboard and its win in its player's won days when it counts
+        (``DailyEntry.counts``), off both when it does not. Idempotent: the same
+        decision again changes nothing. None when there is no such entry.
+
+        Not published: the caller publishes it (:func:`published`; rank null when off).
+        """
+
+    @abc.abstractmethod
+    async def reviewed(self, day: date, limit: int) -> list[RankedEntry]:
+        """Up to ``limit`` of the day's entries that were held or decided, newest first."""
 
     @abc.abstractmethod
     async def won_days(self, key_hash: str, upto: date, limit: int) -> list[date]:

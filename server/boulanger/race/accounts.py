@@ -253,9 +253,10 @@ class RaceResult:
     time_ms: int | None
     daily: str | None = None
     ranked: bool = False
+    held: str | None = None  # why the result was held for review, if it was
 
     def to_dict(self) -> RaceResultDict:
-        return {
+        data: RaceResultDict = {
             "race_id": self.race_id,
             "player_id": self.player_id,
             "at": self.at,
@@ -267,6 +268,9 @@ class RaceResult:
             "daily": self.daily,
             "ranked": self.ranked,
         }
+        if self.held is not None:
+            data["held"] = self.held
+        return data
 
     @classmethod
     def from_dict(cls, data: RaceResultDict) -> RaceResult:
@@ -281,6 +285,7 @@ class RaceResult:
             time_ms=data["time_ms"],
             daily=data.get("daily"),
             ranked=data.get("ranked", False),
+            held=data.get("held"),
         )
 
 
@@ -429,6 +434,7 @@ class RaceResultDict(TypedDict):
     time_ms: int | None
     daily: NotRequired[str | None]
     ranked: NotRequired[bool]
+    held: NotRequired[str]
 
 
 class CellStatsWire(TypedDict):

@@ -55,7 +55,7 @@ from typing import ClassVar, NotRequired, TypedDict
 
 from ..engine import GameCode
 from . import protocol as p
-from .review import LineSignal, LineSignalDict, review_wire
+from .review import Decision, DecisionDict, LineSignal, LineSignalDict, counts, review_wire
 from .standings import Standing
 from .states import PlayerStatus
 from .wire import ReviewWire
@@ -219,6 +219,8 @@ class DailyEntryDict(TypedDict):
     review: NotRequired[str]
     line: NotRequired[LineSignalDict]
     line_held: NotRequired[str]
+    decision: NotRequired[DecisionDict]
+    at: NotRequired[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +233,9 @@ class DailyEntry:
     and shown to its player, but stays off the leaderboard. ``line`` (a win's
     measured line) and ``line_held`` (why it holds the win) are kept for
     moderators, beyond the race's own log, and never shown on the wire.
+    ``decision`` is a moderator's (boulanger.web.desk): a confirmed entry
+    counts, a disqualified one does not, held or not. ``at``: when it was
+    recorded (ms; 0 for an entry stored before it was kept).
     """
 
     name: str
@@ -242,6 +247,13 @@ class DailyEntry:
     review: str | None = None
     line: LineSignal | None = None
     line_held: str | None = None
+    decision: Decision | None = None
+    at: int = 0
+
+    @property
+    def counts(self) -> bool:
+        """Whether the entry is on the leaderboard and its win in its player's streak."""
+        return counts(self.review, self.decision)
 
     def to_dict(self) -> DailyEntryDict:
         """The stored form (``review`` only when held; ``line`` and ``line_held`` when known)."""
@@ -259,6 +271,10 @@ class DailyEntry:
             data["line"] = self.line.to_dict()
         if self.line_held is not None:
             data["line_held"] = self.line_held
+        if self.decision is not None:
+            data["decision"] = self.decision.to_dict()
+        if self.at:
+            data["at"] = self.at
         return data
 
     @classmethod
@@ -267,6 +283,7 @@ class DailyEntry:
         review = data.get("review")
         line = data.get("line")
         line_held = data.get("line_held")
+        decision = data.get("decision")
         return cls(
             name=str(data["name"]),
             result=str(data["result"]),
@@ -277,10 +294,12 @@ class DailyEntry:
             review=None if review is None else str(review),
             line=None if line is None else LineSignal.from_dict(line),
             line_held=None if line_held is None else str(line_held),
+            decision=None if decision is None else Decision.from_dict(decision),
+            at=int(data.get("at", 0)),
         )
 
 
-def entry_from_standing(standing: Standing, time_limit_ms: int) -> DailyEntry:
+def entry_from_standing(standing: Standing, time_limit_ms: int, at: int = 0) -> DailyEntry:
     """A finished race player's daily entry."""
     if standing.time_ms is not None:
         result, time_ms = WON, standing.time_ms
@@ -298,6 +317,7 @@ def entry_from_standing(standing: Standing, time_limit_ms: int) -> DailyEntry:
         review=standing.review,
         line=standing.line,
         line_held=standing.line_held,
+        at=at,
     )
 
 
@@ -354,7 +374,7 @@ class RankedEntry:
             "actions": e.actions,
             "score": e.score,
             "foundation_cards": e.foundation_cards,
-            "review": review_wire(e.review),
+            "review": review_wire(e.review, e.decision),
         }
 
 
@@ -406,7 +426,12 @@ def share_text(
         outcome = f"won in {format_time(entry.time_ms)}, {entry.actions} actions{par_text}"
     else:
         outcome = f"{entry.foundation_cards}/52 cards, {entry.actions} actions"
-    place = "held for review" if ranked.rank is None else f"#{ranked.rank} of {total}"
+    if ranked.rank is not None:
+        place = f"#{ranked.rank} of {total}"
+    elif entry.decision is not None:
+        place = entry.decision.status  # disqualified (a confirmed entry has its rank)
+    else:
+        place = "held for review"
     text = f"Baker's Game daily {day.isoformat()}: {outcome}, {place}"
     if streak_days > 1:
         text += f", {streak_days} days in a row"

@@ -27,8 +27,53 @@ from typing import TypedDict
 from .wire import ReviewWire
 
 HELD = "held"
+# A moderator's decision on a result (boulanger.web.desk): it counts, or it does not.
+CONFIRMED, DISQUALIFIED = "confirmed", "disqualified"
+VERDICTS = (CONFIRMED, DISQUALIFIED)
+NOTE_MAX = 280  # characters of a decision's note
 # What players are told of a win held for its line (no figures, no limits).
 LINE_REASON = "line of play under review"
+
+
+class DecisionDict(TypedDict):
+    """A moderator's decision as the store keeps it (see :class:`Decision`)."""
+
+    status: str
+    note: str
+    by: str
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A moderator's decision on a result: ``status`` confirmed or disqualified, the
+    ``note`` its player is shown, who made it (the account's name) and when (ms)."""
+
+    status: str
+    note: str
+    by: str
+    at: int
+
+    def to_dict(self) -> DecisionDict:
+        return {"status": self.status, "note": self.note, "by": self.by, "at": self.at}
+
+    @classmethod
+    def from_dict(cls, data: DecisionDict) -> Decision:
+        return cls(str(data["status"]), str(data["note"]), str(data["by"]), int(data["at"]))
+
+
+def counts(review: str | None, decision: Decision | None) -> bool:
+    """Whether a result counts (leaderboard, streak, rating): as decided, else unless held."""
+    if decision is not None:
+        return decision.status == CONFIRMED
+    return review is None
+
+
+def status_of(review: str | None, decision: Decision | None) -> str:
+    """A result's review status: ``held``, ``confirmed``, ``disqualified``, or ``counted``."""
+    if decision is not None:
+        return decision.status
+    return "counted" if review is None else HELD
 
 
 class ReviewLimitsDict(TypedDict):
@@ -252,6 +297,9 @@ def review_line(signal: LineSignal, limits: ReviewLimits) -> str | None:
     return "; ".join(reasons) or None
 
 
-def review_wire(reason: str | None) -> ReviewWire | None:
-    """A result's ``review`` as the wire shows it: null, or held with its reason."""
+def review_wire(reason: str | None, decision: Decision | None = None) -> ReviewWire | None:
+    """A result's ``review`` as the wire shows it: null, held with its reason, or a
+    moderator's decision with its note (the reason its player is shown)."""
+    if decision is not None:
+        return {"status": decision.status, "reason": decision.note}
     return None if reason is None else {"status": HELD, "reason": reason}

@@ -47,12 +47,15 @@ from webauthn.helpers.exceptions import WebAuthnException
 
 from ..broker import DailyStore
 from ..broker.accounts import AccountStore
+from ..broker.desk import DeskStore, RaceSeen, RatedRaceDict
 from ..broker.memory import MemoryLimits
 from ..race import accounts as a
 from ..race import daily as d
 from ..race.errors import Refused
 from ..race.ids import secret_hash
 from ..race.names import clean_name, look_alike, name_key
+from ..race.review import counts, review_wire
+from ..race.wire import ReviewWire
 from .clock import now_ms
 from .hub import RaceHub
 from .limits import AddressLimits
@@ -99,14 +102,16 @@ class ProfileRace(a.RaceResultDict):
 
     url: str
     record: str
+    review: ReviewWire | None
 
 
 class Accounts:
     """Accounts in one server process: their store, the password hasher, the days they keep.
 
     ``daily`` is the daily challenge's store: a profile shows the account's
-    streak, and a deleted account's entries are renamed there. ``limits``
-    counts attempts in the store (this process's counters when not given).
+    streak, and a deleted account's entries are renamed there. ``desk`` keeps
+    moderators' decisions: a rated race's results and ratings follow them.
+    ``limits`` counts attempts in the store (this process's counters when not given).
     """
 
     def __init__(
@@ -114,9 +119,11 @@ class Accounts:
         store: AccountStore,
         settings: Settings,
         daily: DailyStore,
+        desk: DeskStore,
         limits: AddressLimits | None = None,
     ) -> None:
         self.store = store
+        self.desk = desk
         self.settings = settings
         self.daily = daily
         self.limits = limits or AddressLimits(MemoryLimits(), 0, 0)
@@ -445,28 +452,84 @@ class Accounts:
                 time_ms=s.time_ms,
                 daily=meta.daily,
                 ranked=meta.ranked,
+                held=s.review,
             )
             await self.store.add_result(account_id, result, a.HISTORY_MAX)
-        held = any(standings[pid].review is not None for pid in accounts)
         fair = a.rated_race(practice=meta.practice, open_boards=meta.open_boards, daily=meta.daily)
         played = all(a.played_enough(standings[pid].actions) for pid in accounts)
-        if len(accounts) < 2 or held or not fair or not played:
+        if len(accounts) < 2 or not fair or not played:
             return
+        day = d.today(at).isoformat()
+        for player_id in accounts:  # the review desk lists each held result and the winner
+            s = standings[player_id]
+            if s.review is not None or s.rank == 1:
+                await self.desk.add_race_result(
+                    day,
+                    RaceSeen(
+                        race.race_id,
+                        player_id,
+                        s.name,
+                        race.code.cells,
+                        len(race.players),
+                        s.rank,
+                        s.time_ms,
+                        s.actions,
+                        s.review,
+                        s.line,
+                        s.line_held,
+                        at,
+                    ),
+                )
+        # The race's change of rating for each player, from the ratings all had when
+        # it ended; applied while the player's result counts. While a result is held,
+        # none is: the race's ratings wait for the review desk (follow_decisions).
         cells = race.code.cells
-        ids = list(accounts.values())
-        before = [await self.store.rating(i, cells) or a.Rating() for i in ids]
+        before = [await self.store.rating(i, cells) or a.Rating() for i in accounts.values()]
         places = [standings[pid].rank or len(race.players) for pid in accounts]
-        for index, account_id in enumerate(ids):
-            if await self.store.account(account_id) is None:
-                continue  # deleted meanwhile
+        after = a.update_ratings(before, places)
+        rated: RatedRaceDict = {
+            "cells": cells,
+            "players": {
+                pid: {
+                    "account_id": account_id,
+                    "change": [new.mu - old.mu, new.sigma - old.sigma],
+                    "applied": False,
+                    "held": standings[pid].review is not None,
+                }
+                for (pid, account_id), old, new in zip(accounts.items(), before, after, strict=True)
+            },
+        }
+        await self.desk.set_rated_race(race.race_id, rated)
+        await self.follow_decisions(race.race_id)
 
-            def change(found: a.Rating | None, index: int = index) -> a.Rating:
-                # The opponents as they were when the race ended; this player's own
-                # rating as it is now (another race may have just moved it).
-                mine = [*before[:index], found or a.Rating(), *before[index + 1 :]]
-                return a.update_ratings(mine, places)[index]
+    async def follow_decisions(self, race_id: str) -> None:
+        """Apply each player's change of rating of a rated race while their result
+        counts, and take it back when it does not (a moderator's decision); nothing
+        while a result of the race is held and undecided. Each change is applied,
+        or taken back, once (the race's note says which it is)."""
+        rated = await self.desk.rated_race(race_id)
+        if rated is None:
+            return
+        decided = await self.desk.decisions(f"race:{race_id}")
+        players = rated["players"]
+        if any(p.get("held") and pid not in decided for pid, p in players.items()):
+            return
+        for player_id, player in players.items():
+            held = "held" if player.get("held") else None
+            applied = counts(held, decided.get(player_id))
+            flipped = await self.desk.mark_applied(race_id, player_id, applied)
+            account_id = player["account_id"]
+            if flipped is None or await self.store.account(account_id) is None:
+                continue
 
-            await self.store.update_rating(account_id, cells, change)
+            def change(
+                found: a.Rating | None, by: list[float] = flipped, applied: bool = applied
+            ) -> a.Rating:
+                now = found or a.Rating()
+                races = now.races + (1 if applied else -1)
+                return a.Rating(now.mu + by[0], max(0.01, now.sigma + by[1]), max(0, races))
+
+            await self.store.update_rating(account_id, rated["cells"], change)
 
     async def rating_shown(self, account: a.Account, cells: int) -> int:
         """The account's rating for ``cells`` as shown beside its name."""
@@ -531,6 +594,8 @@ class Accounts:
         streak = await self.daily.streak(account.daily_key, today)
         won = await self.daily.won_days(account.daily_key, today, 400)
         played = {date.fromisoformat(r.daily) for r in results if r.daily and r.ranked}
+        shown = results[:HISTORY_SHOWN]
+        reviews = [await self._review_of(account, r) for r in shown]
         ratings = {}
         for cells in CELLS:
             found = await store.rating(account.id, cells)
@@ -548,7 +613,16 @@ class Accounts:
                     **r.to_dict(),
                     "url": f"/race/{r.race_id}",
                     "record": f"/api/races/{r.race_id}/records/{r.player_id}",
+                    "review": review,
                 }
-                for r in results[:HISTORY_SHOWN]
+                for r, review in zip(shown, reviews, strict=True)
             ],
         }
+
+    async def _review_of(self, account: a.Account, result: a.RaceResult) -> ReviewWire | None:
+        """A result's review as its player's profile shows it: held, or as decided."""
+        if result.daily is not None and result.ranked:
+            entry = await self.daily.player(date.fromisoformat(result.daily), account.daily_key)
+            return None if entry is None else review_wire(entry.entry.review, entry.entry.decision)
+        decided = (await self.desk.decisions(f"race:{result.race_id}")).get(result.player_id)
+        return review_wire(result.held, decided)

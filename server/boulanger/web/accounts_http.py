@@ -130,7 +130,10 @@ async def sign_out(request: Request) -> Response:
 async def me(request: Request) -> Response:
     """``GET /api/me``: the signed-in account, or ``{"account": null}``."""
     account = await accounts_of(request).account_of(request)
-    return JSONResponse({"account": None if account is None else a.me(account)})
+    if account is None:
+        return JSONResponse({"account": None})
+    moderator = await server_of(request).desk.store.is_moderator(account.id)
+    return JSONResponse({"account": {**a.me(account), "moderator": moderator}})
 
 
 async def change_password(request: Request) -> Response:

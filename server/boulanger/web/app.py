@@ -19,7 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from ..broker import Store
-from . import accounts_http, daily_http, http, passkeys, replays
+from . import accounts_http, daily_http, desk_http, http, passkeys, replays
 from .frames import RawSend
 from .headers import SecurityHeaders
 from .refusals import EXCEPTION_HANDLERS
@@ -64,6 +64,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         *replays.routes(),
         *accounts_http.routes(),
         *passkeys.routes(),
+        *desk_http.routes(),
         WebSocketRoute("/ws/races/{race_id}", race_socket),
         Route("/", page),
         Route("/race/{race_id}", page),
@@ -73,6 +74,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         *(Route(path, page) for path in replays.PAGES),
         Route("/rules", page),
         Route("/account", page),
+        Route("/desk", page),
         Route("/@/{name:path}", page),
         Mount("/static", client, name="static"),
         Route("/{path:path}", unknown),

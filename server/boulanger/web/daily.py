@@ -102,7 +102,7 @@ class Daily:
         host = next((pl for pl in race.players.values() if pl.host), None)
         if host is None:  # nobody joined as the host: the race cannot have started
             return
-        entry = d.entry_from_standing(race.standing(host), meta.time_limit_s * 1000)
+        entry = d.entry_from_standing(race.standing(host), meta.time_limit_s * 1000, now_ms())
         record = race.record(host.player_id).to_dict()
         recorded = await self.store.record(
             d.parse_date(meta.daily), meta.player_key_hash, entry, record
@@ -199,7 +199,9 @@ class LiveLeaderboard:
 
     def on_message(self, data: str) -> None:
         try:
-            self.recent.append(parse_published(data).to_wire())
+            ranked = parse_published(data)
+            if ranked.rank is not None:  # else taken off the leaderboard: only read it again
+                self.recent.append(ranked.to_wire())
         except (ValueError, KeyError, TypeError):
             log.warning("daily %s: unreadable message on %s", self.day, self.channel)
         self._changed()

@@ -182,6 +182,7 @@ async def race_snapshot(request: Request) -> Response:
         raise Refused("unknown_race", "no such race")
     await hub.catch_up()
     await server.accounts.find_deleted(hub)
+    await server.desk.find_decisions(hub)
     return JSONResponse(hub.snapshot(now_ms()))
 
 

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .. import codec
@@ -30,7 +30,7 @@ from ..race.errors import Refused
 from ..race.events import Event, Logged
 from ..race.race import Duplicate, Race, RaceMeta
 from ..race.replica import GAP, RECENT_EVENTS, Applied, Replica
-from ..race.wire import SnapshotWire, StandingWire
+from ..race.wire import ReviewWire, SnapshotWire, StandingWire
 from .clock import now_ms
 from .connection import CLOSE_REPLACED, CLOSE_TRY_AGAIN, Connection, send_to_all
 
@@ -54,14 +54,23 @@ def _deleted(player: StandingWire) -> StandingWire:
     return hidden
 
 
-def shown(snapshot: SnapshotWire, deleted: frozenset[str]) -> SnapshotWire:
-    """``snapshot`` with the names of the ``deleted`` players' accounts hidden."""
-    if not deleted:
+def shown(
+    snapshot: SnapshotWire,
+    deleted: frozenset[str],
+    decisions: Mapping[str, ReviewWire] | None = None,
+) -> SnapshotWire:
+    """``snapshot`` with the names of the ``deleted`` players' accounts hidden, and
+    moderators' ``decisions`` (player id -> review) in their players' standings."""
+    if not deleted and not decisions:
         return snapshot
-    players = [
-        _deleted(player) if player["player_id"] in deleted else player
-        for player in snapshot["players"]
-    ]
+    players = []
+    for player in snapshot["players"]:
+        pid = player["player_id"]
+        if pid in deleted:
+            player = _deleted(player)
+        if decisions and pid in decisions:
+            player = {**player, "review": decisions[pid]}
+        players.append(player)
     return {**snapshot, "players": players}
 
 
@@ -99,10 +108,13 @@ class RaceHub:
         # Players whose account was deleted: snapshots show them as "deleted
         # player" (see Accounts.find_deleted; read again at every welcome).
         self.deleted: frozenset[str] = frozenset()
+        # Moderators' decisions on its results (see Desk.find_decisions), by player.
+        self.decisions: dict[str, ReviewWire] = {}
 
     def snapshot(self, now: int) -> SnapshotWire:
-        """The race as a client sees it at ``now``, with deleted accounts' names hidden."""
-        return shown(self.race.snapshot(now), self.deleted)
+        """The race as a client sees it at ``now``, with deleted accounts' names hidden
+        and moderators' decisions shown."""
+        return shown(self.race.snapshot(now), self.deleted, self.decisions)
 
     @property
     def race(self) -> Race:

@@ -29,7 +29,7 @@ from starlette.routing import BaseRoute, Route
 from ..engine import RecordDict
 from ..race.errors import Refused
 from ..race.replay import ReviewLines, play_back, text_lines
-from . import daily_http, http
+from . import daily_http, desk_http, http
 from .limits import requester
 from .services import Server
 
@@ -39,7 +39,13 @@ log = logging.getLogger(__name__)
 REVIEW_BUDGET_S = 5.0
 REVIEWS_KEPT = 512
 # The viewer's pages (the client's one page; it reads the path).
-PAGES = ("/race/{race_id}/replay/{player_id}", "/daily/{date}/replay/{entry_id}")
+PAGES = (
+    "/race/{race_id}/replay/{player_id}",
+    "/daily/{date}/replay/{entry_id}",
+    # The review desk's, on its own routes: open to moderators before the day ends.
+    "/desk/race/{race_id}/replay/{player_id}",
+    "/desk/daily/{date}/replay/{entry_id}",
+)
 
 Fetch = Callable[[Request], Awaitable[Response]]
 
@@ -173,6 +179,8 @@ def routes() -> list[BaseRoute]:
     for base, fetch in (
         ("/api/races/{race_id}/records/{player_id}", http.race_record),
         ("/api/daily/{date}/records/{entry_id}", daily_http.game_record),
+        ("/api/desk/races/{race_id}/records/{player_id}", desk_http.race_record),
+        ("/api/desk/daily/{date}/records/{entry_id}", desk_http.daily_record),
     ):
         out += [
             Route(f"{base}/text", _text(fetch)),

@@ -16,8 +16,10 @@ import logging
 
 from ..broker import Store, open_store
 from ..broker.accounts import AccountStore
+from ..broker.desk import DeskStore
 from .accounts import Accounts
 from .daily import Daily
+from .desk import Desk
 from .hub import Hubs, RaceHub
 from .limits import AddressLimits
 from .lines import Lines
@@ -73,7 +75,12 @@ class Server:
         )
         # Accounts, sessions, histories and ratings (boulanger.web.accounts); their
         # attempts counted per address and name in the store.
-        self.accounts = Accounts(AccountStore(store.kv), settings, store.daily, self.addresses)
+        desk = DeskStore(store.kv)
+        self.accounts = Accounts(
+            AccountStore(store.kv), settings, store.daily, desk, self.addresses
+        )
+        # The review desk: moderators' decisions, followed everywhere (boulanger.web.desk).
+        self.desk = Desk(desk, self.broker, store.daily, self.accounts, self.hubs)
         # Each win's line, measured by the solver and logged (boulanger.web.lines).
         self.lines = Lines(self.solver)
         self.races = Races(self.broker, settings, self.solver, self.daily)

@@ -219,6 +219,7 @@ class RaceSession(Session):
                 )
         with contextlib.suppress(BrokerUnavailable):  # else the names last read stay
             await self.server.accounts.find_deleted(hub)
+            await self.server.desk.find_decisions(hub)
         hub.attach(conn)
         conn.send(self._welcome(token, message.ref))
         if message.last_seq is not None:

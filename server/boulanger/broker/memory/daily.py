@@ -12,6 +12,7 @@ from typing import cast
 
 from ...engine import RecordDict
 from ...race.daily import WON, DailyEntry, RankedEntry, entry_id_of, expires_at, ranking_key
+from ...race.review import Decision
 from ..contracts import Broker, DailyStore, Page, Recorded, check_page, daily_channel, published
 
 
@@ -22,6 +23,7 @@ class _Day:
     leaderboard: list[str] = field(default_factory=list)  # ranking keys, sorted
     entries: dict[int, DailyEntry] = field(default_factory=dict)
     records: dict[int, str] = field(default_factory=dict)
+    owners: dict[int, str] = field(default_factory=dict)  # entry id -> player key hash
 
 
 @dataclass(slots=True)
@@ -80,7 +82,8 @@ class MemoryDailyStore(DailyStore):
         found.players[key_hash] = key
         found.entries[entry_id] = entry
         found.records[entry_id] = json.dumps(record, separators=(",", ":"))
-        if entry.review is not None:  # held: kept, off the leaderboard
+        found.owners[entry_id] = key_hash
+        if not entry.counts:  # held: kept, off the leaderboard
             return Recorded(True, self._ranked(found, key))
         bisect.insort(found.leaderboard, key)
         if entry.result == WON:
@@ -97,6 +100,39 @@ class MemoryDailyStore(DailyStore):
         entry_id = entry_id_of(key)
         found.entries[entry_id] = dataclasses.replace(found.entries[entry_id], name=name)
         return True
+
+    async def decide(self, day: date, entry_id: int, decision: Decision) -> RankedEntry | None:
+        found = self._day(day)
+        if found is None or entry_id not in found.entries:
+            return None
+        entry = found.entries[entry_id] = dataclasses.replace(
+            found.entries[entry_id], decision=decision
+        )
+        key_hash = found.owners[entry_id]
+        key = found.players[key_hash]
+        at = bisect.bisect_left(found.leaderboard, key)
+        there = at < len(found.leaderboard) and found.leaderboard[at] == key
+        won = self.data.won.setdefault(key_hash, set())
+        if entry.counts:
+            if not there:
+                found.leaderboard.insert(at, key)
+            if entry.result == WON:
+                won.add(day)
+        else:
+            if there:
+                del found.leaderboard[at]
+            won.discard(day)
+        return self._ranked(found, key)
+
+    async def reviewed(self, day: date, limit: int) -> list[RankedEntry]:
+        found = self._day(day)
+        if found is None:
+            return []
+        ids = [
+            i for i, e in found.entries.items() if e.review is not None or e.decision is not None
+        ]
+        ids.sort(reverse=True)
+        return [self._ranked(found, found.players[found.owners[i]]) for i in ids[:limit]]
 
     @staticmethod
     def _ranked(found: _Day, key: str) -> RankedEntry:

@@ -9,6 +9,8 @@ day's keys on one Redis Cluster shard)::
     bk:daily:{D}:entries   hash    entry id -> entry JSON
     bk:daily:{D}:records   hash    entry id -> game record JSON, zlib-compressed, base64
     bk:daily:{D}:ids       string  the last entry id given out
+    bk:daily:{D}:owners    hash    entry id -> player key hash
+    bk:daily:{D}:reviewed  zset    the ids of entries held or decided (score: the id)
     bk:daily:won:{H}       zset    the days won by player key hash H (score: day number)
     bk:daily:{D}:live      channel each new entry, as it is recorded
 
@@ -29,6 +31,7 @@ entries kept for 90 days asks for.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import zlib
 from datetime import date
@@ -44,6 +47,7 @@ from ...race.daily import (
     expires_at,
     ranking_key,
 )
+from ...race.review import Decision
 from ..contracts import DailyStore, Page, Recorded, check_page, daily_channel
 from .errors import redis_client_errors
 
@@ -52,7 +56,7 @@ from .errors import redis_client_errors
 LEADERBOARD = "board"
 
 
-# KEYS: players, leaderboard, entries, records, ids; ARGV: key hash,
+# KEYS: players, leaderboard, entries, records, ids, owners, reviewed; ARGV: key hash,
 # ranking key prefix (without the id), entry JSON, record JSON, expire-at ms,
 # channel, date, "1" when the entry is held for review (kept off the leaderboard).
 # Answers created (0/1), ranking key, rank from 0 (-1: not on the leaderboard).
@@ -66,14 +70,17 @@ local key = ARGV[2] .. string.format('%010d', id)
 redis.call('HSET', KEYS[1], ARGV[1], key)
 redis.call('HSET', KEYS[3], id, ARGV[3])
 redis.call('HSET', KEYS[4], id, ARGV[4])
+redis.call('HSET', KEYS[6], id, ARGV[1])
 local rank = -1
-if ARGV[8] ~= '1' then
+if ARGV[8] == '1' then
+  redis.call('ZADD', KEYS[7], id, id)
+else
   redis.call('ZADD', KEYS[2], 0, key)
   rank = redis.call('ZRANK', KEYS[2], key)
   redis.call('PUBLISH', ARGV[6], '{"date":"' .. ARGV[7] .. '","entry_id":' .. id ..
     ',"rank":' .. (rank + 1) .. ',"entry":' .. ARGV[3] .. '}')
 end
-for i = 1, 5 do redis.call('PEXPIREAT', KEYS[i], ARGV[5]) end
+for i = 1, 7 do redis.call('PEXPIREAT', KEYS[i], ARGV[5]) end
 return {1, key, rank}
 """
 
@@ -145,7 +152,8 @@ class RedisDailyStore(DailyStore):
         self, day: date, key_hash: str, entry: DailyEntry, record: RecordDict
     ) -> Recorded:
         keys = [
-            _day_key(day, part) for part in ("players", LEADERBOARD, "entries", "records", "ids")
+            _day_key(day, part)
+            for part in ("players", LEADERBOARD, "entries", "records", "ids", "owners", "reviewed")
         ]
         prefix = ranking_key(entry, 0)[: -len(f"{0:010d}")]
         text = json.dumps(entry.to_dict(), separators=(",", ":"))
@@ -158,7 +166,7 @@ class RedisDailyStore(DailyStore):
             expire,
             daily_channel(day),
             day.isoformat(),
-            "1" if entry.review is not None else "0",
+            "0" if entry.counts else "1",
         ]
         with redis_client_errors():
             created, key, rank = await self._record(keys=keys, args=args)
@@ -171,7 +179,7 @@ class RedisDailyStore(DailyStore):
                 ranked = RankedEntry(
                     place, entry_id_of(key), DailyEntry.from_dict(json.loads(stored))
                 )
-            if ranked.entry.result == WON and ranked.entry.review is None:
+            if ranked.entry.result == WON and ranked.entry.counts:
                 # Another shard in a cluster: not in the script; idempotent, so a
                 # repeated hook run after a crash in between still adds it.
                 async with self.redis.pipeline(transaction=False) as pipe:
@@ -196,6 +204,73 @@ class RedisDailyStore(DailyStore):
             entry = {**json.loads(text), "name": name}
             await self.redis.hset(entries, field, json.dumps(entry, separators=(",", ":")))
         return True
+
+    async def _owner(self, day: date, entry_id: int) -> str | None:
+        """The player key hash of an entry (scanned for among the players for an entry
+        recorded before owners were kept)."""
+        found = await self.redis.hget(_day_key(day, "owners"), str(entry_id))
+        if found is not None:
+            return str(found)
+        async for key_hash, key in self.redis.hscan_iter(_day_key(day, "players")):
+            if entry_id_of(str(key)) == entry_id:
+                return str(key_hash)
+        return None
+
+    async def decide(self, day: date, entry_id: int, decision: Decision) -> RankedEntry | None:
+        entries, board = _day_key(day, "entries"), _day_key(day, LEADERBOARD)
+        expire = expires_at(day, self.retention_days)
+        with redis_client_errors():
+            text = await self.redis.hget(entries, str(entry_id))
+            key_hash = None if text is None else await self._owner(day, entry_id)
+            key = (
+                None
+                if key_hash is None
+                else await self.redis.hget(_day_key(day, "players"), key_hash)
+            )
+            if text is None or key_hash is None or key is None:
+                return None
+            entry = dataclasses.replace(DailyEntry.from_dict(json.loads(text)), decision=decision)
+            # Each write sets what the decision says, so writing them again (after a
+            # lost answer, or a decision reversed meanwhile) ends as the last one says.
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hset(
+                    entries, str(entry_id), json.dumps(entry.to_dict(), separators=(",", ":"))
+                )
+                if entry.counts:
+                    pipe.zadd(board, {key: 0})
+                else:
+                    pipe.zrem(board, key)
+                pipe.zadd(_day_key(day, "reviewed"), {str(entry_id): entry_id})
+                pipe.pexpireat(_day_key(day, "reviewed"), expire)
+                pipe.zrank(board, key)
+                *_, rank = await pipe.execute()
+            won = _won_key(key_hash)
+            async with self.redis.pipeline(transaction=False) as pipe:
+                if entry.counts and entry.result == WON:
+                    pipe.zadd(won, {day.isoformat(): day_number(day)})
+                    pipe.pexpireat(won, expire, gt=True)
+                    pipe.pexpireat(won, expire, nx=True)
+                else:
+                    pipe.zrem(won, day.isoformat())
+                await pipe.execute()
+        return RankedEntry(None if rank is None else int(rank) + 1, entry_id, entry)
+
+    async def reviewed(self, day: date, limit: int) -> list[RankedEntry]:
+        if limit < 1:
+            return []
+        with redis_client_errors():
+            ids = [
+                int(i) for i in await self.redis.zrevrange(_day_key(day, "reviewed"), 0, limit - 1)
+            ]
+            found = []
+            for entry_id in ids:
+                key_hash = await self._owner(day, entry_id)
+                if key_hash is None:
+                    continue
+                ranked = await self.player(day, key_hash)
+                if ranked is not None:
+                    found.append(ranked)
+        return found
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
         check_page(offset, limit)

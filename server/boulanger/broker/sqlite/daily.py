@@ -22,6 +22,7 @@ streak is never forgotten.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import zlib
@@ -38,6 +39,7 @@ from ...race.daily import (
     ranking_key,
     today,
 )
+from ...race.review import Decision
 from ..contracts import DailyStore, Page, Recorded, check_page, daily_channel, published
 from .log import SqliteBroker
 
@@ -156,7 +158,7 @@ class SqliteDailyStore(DailyStore):
         packed = pack_record(record)
         if self._expired(day):
             # Past its retention: answered, published, and forgotten at once, as on Redis.
-            held = entry.review is not None
+            held = not entry.counts
             recorded = Recorded(True, RankedEntry(None if held else 1, 1, entry))
             if not held:
                 await self.broker.publish(daily_channel(day), published(day, recorded.ranked))
@@ -178,7 +180,7 @@ class SqliteDailyStore(DailyStore):
                     (number,),
                 ).fetchone()[0]
                 key = ranking_key(entry, entry_id)
-                held = int(entry.review is not None)
+                held = int(not entry.counts)
                 conn.execute(
                     "INSERT INTO daily_entries (day, entry_id, key_hash, ranking_key, entry, held)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
@@ -191,7 +193,7 @@ class SqliteDailyStore(DailyStore):
                 recorded = Recorded(
                     True, RankedEntry(_rank(conn, number, key, held), entry_id, entry)
                 )
-            if recorded.ranked.entry.result == WON and recorded.ranked.entry.review is None:
+            if recorded.ranked.entry.result == WON and recorded.ranked.entry.counts:
                 # Also when the entry was there: a hook run again after a crash adds it.
                 conn.execute(
                     "INSERT OR IGNORE INTO daily_won (key_hash, day) VALUES (?, ?)",
@@ -230,6 +232,70 @@ class SqliteDailyStore(DailyStore):
             return True
 
         return await self.broker.transact(write)
+
+    async def decide(self, day: date, entry_id: int, decision: Decision) -> RankedEntry | None:
+        if self._expired(day):
+            return None
+        number = day.toordinal()
+
+        def write(conn: sqlite3.Connection) -> RankedEntry | None:
+            row = conn.execute(
+                "SELECT key_hash, ranking_key, entry FROM daily_entries"
+                " WHERE day = ? AND entry_id = ?",
+                (number, entry_id),
+            ).fetchone()
+            if row is None:
+                return None
+            key_hash, key = str(row[0]), str(row[1])
+            entry = dataclasses.replace(DailyEntry.from_dict(json.loads(row[2])), decision=decision)
+            held = int(not entry.counts)
+            conn.execute(
+                "UPDATE daily_entries SET entry = ?, held = ? WHERE day = ? AND entry_id = ?",
+                (json.dumps(entry.to_dict(), separators=(",", ":")), held, number, entry_id),
+            )
+            if entry.counts and entry.result == WON:
+                conn.execute(
+                    "INSERT OR IGNORE INTO daily_won (key_hash, day) VALUES (?, ?)",
+                    (key_hash, number),
+                )
+                conn.execute(
+                    "INSERT INTO daily_winners (key_hash, last_day) VALUES (?, ?)"
+                    " ON CONFLICT (key_hash) DO UPDATE"
+                    " SET last_day = max(last_day, excluded.last_day)",
+                    (key_hash, number),
+                )
+            else:
+                conn.execute(
+                    "DELETE FROM daily_won WHERE key_hash = ? AND day = ?", (key_hash, number)
+                )
+            return RankedEntry(_rank(conn, number, key, held), entry_id, entry)
+
+        return await self.broker.transact(write)
+
+    async def reviewed(self, day: date, limit: int) -> list[RankedEntry]:
+        if self._expired(day):
+            return []
+        number = day.toordinal()
+
+        def read(conn: sqlite3.Connection) -> list[RankedEntry]:
+            # A scan of the day's entries (the desk asks, rarely), newest first.
+            rows = conn.execute(
+                "SELECT entry_id, ranking_key, entry, held FROM daily_entries WHERE day = ?"
+                " AND (json_extract(entry, '$.review') IS NOT NULL"
+                " OR json_extract(entry, '$.decision') IS NOT NULL)"
+                " ORDER BY entry_id DESC LIMIT ?",
+                (number, limit),
+            ).fetchall()
+            return [
+                RankedEntry(
+                    _rank(conn, number, key, held),
+                    int(entry_id),
+                    DailyEntry.from_dict(json.loads(text)),
+                )
+                for entry_id, key, text, held in rows
+            ]
+
+        return await self.broker.query(read)
 
     async def page(self, day: date, offset: int, limit: int) -> Page:
         check_page(offset, limit)
