@@ -104,6 +104,20 @@ function signInPanel(navigate) {
 }
 
 function accountPanel(me, navigate) {
+  // What takes the account over needs proof in the request: the current password, or
+  // (an account without one) an assertion by one of its passkeys.
+  const current = me.password ? h('input', { type: 'password', id: 'pw-current', autocomplete: 'current-password', placeholder: t('account.current_placeholder'), 'aria-describedby': 'confirm-why' }) : null;
+  async function proof() {
+    if (current) {
+      if (!current.value) {
+        current.focus();
+        throw new Error(t('account.confirm_missing'));
+      }
+      return { current: current.value };
+    }
+    const begun = await api('POST', '/api/session/passkey/options', {});
+    return { passkey: { ceremony: begun.ceremony, credential: await getPasskey(begun.options) } };
+  }
   const out = h('button', { type: 'button', id: 'sign-out' }, t('account.sign_out'));
   out.addEventListener('click', async () => {
     await api('DELETE', '/api/session').catch(() => null);
@@ -113,7 +127,7 @@ function accountPanel(me, navigate) {
   const add = passkeysHere() ? h('button', { type: 'button', id: 'add-passkey' }, t('account.add_passkey')) : null;
   if (add) add.addEventListener('click', async () => {
     try {
-      const begun = await api('POST', '/api/me/passkeys/options', {});
+      const begun = await api('POST', '/api/me/passkeys/options', await proof());
       const credential = await createPasskey(begun.options);
       await api('POST', '/api/me/passkeys', { ceremony: begun.ceremony, credential });
       toast(t('account.passkey_added'));
@@ -123,14 +137,12 @@ function accountPanel(me, navigate) {
     }
   });
   const password = h('form', { class: 'row', id: 'change-password' },
-    me.password ? h('input', { type: 'password', id: 'pw-current', autocomplete: 'current-password', placeholder: t('account.current_placeholder'), 'aria-label': t('account.current_label') }) : null,
     h('input', { type: 'password', id: 'pw-new', minlength: 8, maxlength: 128, autocomplete: 'new-password', placeholder: t('account.new_placeholder'), 'aria-label': t('account.new_label') }),
     h('button', { type: 'submit' }, me.password ? t('account.change_password') : t('account.set_password')));
   password.addEventListener('submit', async (e) => {
     e.preventDefault();
-    const current = password.querySelector('#pw-current');
     try {
-      await api('POST', '/api/me/password', { password: password.querySelector('#pw-new').value, ...(current ? { current: current.value } : {}) });
+      await api('POST', '/api/me/password', { password: password.querySelector('#pw-new').value, ...(await proof()) });
       toast(t('account.password_saved'));
       navigate('/account', true);
     } catch (error) {
@@ -140,7 +152,12 @@ function accountPanel(me, navigate) {
   const remove = h('button', { type: 'button', class: 'danger', id: 'delete-account' }, t('account.delete'));
   remove.addEventListener('click', async () => {
     if (!window.confirm(t('account.delete_confirm', { name: me.name }))) return;
-    await api('DELETE', '/api/me', { name: me.name }).catch(failed);
+    try {
+      await api('DELETE', '/api/me', { name: me.name, ...(await proof()) });
+    } catch (error) {
+      failed(error);
+      return;
+    }
     setMe(null);
     navigate('/', true);
   });
@@ -148,6 +165,10 @@ function accountPanel(me, navigate) {
     h('h1', {}, me.name),
     h('p', {}, h('a', { href: me.url, 'data-link': '' }, t('account.profile_link'))),
     h('p', { class: 'small' }, t(me.password ? 'account.passkeys_password' : 'account.passkeys', { count: me.passkeys })),
+    current
+      ? h('p', { class: 'row' }, h('label', { for: 'pw-current' }, t('account.current_label')), ' ', current)
+      : null,
+    h('p', { class: 'small', id: 'confirm-why' }, t(current ? 'account.confirm_why' : 'account.confirm_passkey')),
     h('p', { class: 'row' }, add, out),
     password,
     h('p', {}, remove));

@@ -120,7 +120,7 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
         args.first,
         args.last,
         budget=args.budget,
-        out=Path(args.out) if args.out else None,
+        out=Path(args.out),
         max_seconds=args.max_seconds,
         retry_unknown=args.retry_unknown,
         report=report,
@@ -316,7 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
     cat.add_argument("--from", dest="first", type=int, default=1, help="first deal number")
     cat.add_argument("--to", dest="last", type=int, required=True, help="last deal number")
     cat.add_argument("--budget", type=float, default=2.0, help="seconds per deal (default 2)")
-    cat.add_argument("--out", help="catalog file (default: the package data file)")
+    cat.add_argument(
+        "--out", required=True, help="the catalog file to extend (never the package's data)"
+    )
     cat.add_argument("--max-seconds", type=float, help="stop (and save) after this long")
     cat.add_argument("--retry-unknown", action="store_true", help="search undecided deals again")
     cat.add_argument("--verbose", action="store_true", help="also print unsolvable deals")

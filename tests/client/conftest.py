@@ -47,6 +47,9 @@ SERVER_ENV = {
     # and daily attempts included) from 127.0.0.1: the per-address limit has
     # tests of its own (tests/web).
     "BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "1000",
+    # The same for the accounts they make and sign in to.
+    "BOULANGER_SIGNUPS_PER_ADDRESS": "1000",
+    "BOULANGER_SIGNIN_ATTEMPTS_PER_ADDRESS": "1000",
 }
 
 

@@ -213,3 +213,28 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     bo_phone.page.click("#in-submit")
     expect(bo_phone.page.locator("main h1")).to_have_text(bo_name)
     shoot(bo_phone, "account-phone")
+
+
+@pytest.mark.timeout(180)
+def test_deleting_an_account_asks_for_its_password_again(players: Any, site: ServerProcess) -> None:
+    name = "Del" + secrets.token_hex(2)
+    p = players("Del", base=site.base, **DESKTOP)
+    p.page.goto(site.base + "/account")
+    p.page.fill("#up-name", name)
+    p.page.fill("#up-password", "correct horse battery")
+    p.page.click("#up-submit")
+    expect(p.page.locator("main h1")).to_have_text(name)
+    p.page.remove_listener("dialog", p._dialog)  # this one confirms
+    p.page.on("dialog", lambda dialog: dialog.accept())
+    # No password typed: nothing is sent, the field asks for it.
+    p.page.click("#delete-account")
+    expect(p.page.locator("#pw-current")).to_be_focused()
+    expect(p.page.locator("#toast")).to_have_text("Type your current password first.")
+    p.page.fill("#pw-current", "not the password")
+    p.page.click("#delete-account")
+    expect(p.page.locator("#toast")).to_have_text("wrong name or password")
+    expect(p.page.locator("main h1")).to_have_text(name)
+    p.page.fill("#pw-current", "correct horse battery")
+    p.page.click("#delete-account")
+    expect(p.page).to_have_url(re.compile(r"/$"))
+    expect(p.page.locator("#account-link")).to_have_text("Sign in")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from boulanger.race.confusables import Confusables, confusables
 from boulanger.race.errors import Refused
-from boulanger.race.names import clean_name, name_key
+from boulanger.race.names import clean_name, look_alike, name_key, shape_key
 
 
 @pytest.mark.parametrize(
@@ -35,7 +37,7 @@ def test_look_alikes_share_a_key(look_alike: str) -> None:
 def test_different_names_keep_different_keys() -> None:
     keys = {name_key(clean_name(n)) for n in ["Ann", "Anne", "Bo", "Bob", "Jo", "Jon", "An n"]}
     assert len(keys) == 7
-    assert name_key("BiII") == name_key("Bill")  # capital I looks like l
+    assert look_alike("BiII", "Bill")  # capital I looks like l (the shape key)
 
 
 def test_names_are_stored_in_nfkc_with_single_spaces() -> None:
@@ -97,3 +99,63 @@ def test_the_confusables_data_file_reads_whole() -> None:
         Confusables.parse("# Version: 1.0.0\n0041 0042\n")
     with pytest.raises(ValueError, match="no Unicode version"):
         Confusables.parse("0041;0042\n")
+
+
+# -- case folded before look-alikes are mapped ------------------------------------------
+
+_TABLE = confusables().prototypes
+# Every character the table speaks of, and ASCII letters and digits.
+_CHARS = sorted(
+    {*_TABLE, *(c for target in _TABLE.values() for c in target)}
+    | {chr(c) for c in range(0x30, 0x7B) if chr(c).isalnum()}
+)
+
+
+def test_a_name_in_capitals_is_the_same_name() -> None:
+    # The table maps a capital I to the l it looks like: folding case first keeps
+    # "PHILIBERT" from becoming "PHLLLBERT", another name than "Philibert".
+    assert name_key("PHILIBERT") == name_key("Philibert") == name_key("philibert")
+    assert look_alike("PHILIBERT", "Philibert")
+    # Capitals whose lower case looks like nothing else are caught by the shape key.
+    assert look_alike("\u0412\u041e\u0412", "BOB")  # Cyrillic ВОВ
+    assert not look_alike("Phillbert", "Philibert")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.sampled_from(_CHARS), min_size=1, max_size=8))
+def test_the_name_key_ignores_case(text: str) -> None:
+    try:
+        name = clean_name(text)
+    except Refused:
+        assume(False)
+        return
+    for other in (name.upper(), name.lower(), name.casefold(), name.swapcase()):
+        # Only where case changes nothing else ("ß" upper is "SS", "ŉ" is "ʼN": folded alike).
+        assume(unicodedata.normalize("NFKC", other).casefold() == name.casefold())
+        assert name_key(clean_name(other)) == name_key(name), (name, other)
+
+
+def test_every_character_of_the_table_is_one_name_with_its_prototype() -> None:
+    """Over the whole table: a source character and its prototype look alike, by one
+    key or the other, between any letters and in capitals. The exceptions are the
+    table's own entries whose source decomposes (NFD) into a base the keys keep and
+    marks they drop ("ö" is listed as looking like "ة")."""
+    missed = []
+    for source, target in _TABLE.items():
+        decomposes = unicodedata.normalize("NFD", source) != source
+        for a, b in ((source, target), (f"x{source}y", f"x{target}y")):
+            if not look_alike(a, b) and not decomposes:
+                missed.append((a, b))
+    assert missed == []
+    # Both keys of a capital and its small letter agree, for every cased source.
+    for source in _TABLE:
+        if source.upper() != source and source.upper().casefold() == source.casefold():
+            assert name_key(source.upper()) == name_key(source)
+
+
+def test_the_shape_key_is_the_old_name_key() -> None:
+    """Accounts made before case was folded first are kept under the shape key's digest:
+    it must stay what the name key was (skeleton, fold, skeleton)."""
+    assert shape_key("\u0410nn") == shape_key("Ann") == "ann"
+    assert shape_key("PHILIBERT") == "phlllbert"
+    assert shape_key("Ivan") == "lvan"

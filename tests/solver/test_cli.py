@@ -55,3 +55,15 @@ def test_catalog_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 def test_catalog_command_checks_its_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["catalog", "--cells", "3", "--to", "5", "--out", "x"]) == 2
     assert "--cells" in capsys.readouterr().err
+
+
+def test_catalog_command_needs_out_and_leaves_the_package_data_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shipped = catalog.data_path(2)
+    before = shipped.read_bytes()
+    with pytest.raises(SystemExit) as exited:
+        main(["catalog", "--cells", "2", "--from", "25", "--to", "26", "--budget", "1"])
+    assert exited.value.code == 2
+    assert "--out" in capsys.readouterr().err
+    assert shipped.read_bytes() == before

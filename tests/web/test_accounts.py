@@ -39,8 +39,9 @@ ENV = {
     "BOULANGER_DAILY_NEW_ACCOUNTS_PER_ADDRESS": "0",
     "BOULANGER_DAILY_GUEST_SEEN_UNRANKS": "0",
     "BOULANGER_RACES_PER_MINUTE_PER_ADDRESS": "1000",
-    "BOULANGER_SIGNIN_FAILS_PER_ACCOUNT": "3",
-    "BOULANGER_SIGNIN_FAILS_PER_ADDRESS": "1000",
+    "BOULANGER_SIGNIN_ATTEMPTS_PER_ACCOUNT": "3",
+    "BOULANGER_SIGNIN_ATTEMPTS_PER_ADDRESS": "1000",
+    "BOULANGER_SIGNUPS_PER_ADDRESS": "1000",
 }
 
 
@@ -232,12 +233,13 @@ async def test_sign_in_answers_never_tell_whether_a_name_exists(site: AppServer)
 
 
 async def test_sign_in_is_limited_per_address(tmp_path: Any) -> None:
-    env = {**ENV, "BOULANGER_SIGNIN_FAILS_PER_ADDRESS": "4"}
+    env = {**ENV, "BOULANGER_SIGNIN_ATTEMPTS_PER_ADDRESS": "4"}
     async with AppServer("memory://", env=env) as proc:
         name = _name()
         async with _client(proc) as http:
             await _sign_up(http, name)
-            for i in range(4):  # four names, one failure each: the address's limit
+        async with _client(proc) as http:  # a browser that never signed in to it
+            for i in range(4):  # four names, one attempt each: the address's limit
                 answer = await http.post("/api/session", json={"name": f"n{i}xx", "password": "p"})
                 assert answer.status_code == 401
             late = await http.post("/api/session", json={"name": name, "password": "correct horse"})
@@ -262,8 +264,11 @@ async def test_change_password_and_delete_account(site: AppServer) -> None:
         new = await http.post("/api/session", json={"name": name, "password": "new password"})
         assert new.status_code == 200
         cookie = http.cookies["bk_session"]
-        assert (await http.request("DELETE", "/api/me", json={"name": "nope"})).status_code == 400
-        gone = await http.request("DELETE", "/api/me", json={"name": name})
+        nope = {"name": "nope", "current": "new password"}
+        assert (await http.request("DELETE", "/api/me", json=nope)).status_code == 400
+        gone = await http.request(
+            "DELETE", "/api/me", json={"name": name, "current": "new password"}
+        )
         assert gone.status_code == 200
     async with _client(site) as http:
         http.cookies.set("bk_session", cookie)  # a session of a deleted account: over
@@ -341,7 +346,9 @@ async def test_passkey_sign_up_sign_in_and_add_to_a_password_account(site: AppSe
     other, key = _name(), SoftPasskey(site.base)
     async with _client(site) as http:
         await _sign_up(http, other)
-        begun = (await http.post("/api/me/passkeys/options", json={})).json()
+        begun = (
+            await http.post("/api/me/passkeys/options", json={"current": "correct horse"})
+        ).json()
         added = await http.post(
             "/api/me/passkeys",
             json={"ceremony": begun["ceremony"], "credential": key.create(begun["options"])},
@@ -514,7 +521,10 @@ async def test_a_deleted_accounts_past_results_show_deleted_player(site: AppServ
             return next((e for e in page["entries"] if e["name"] == ann), None)
 
         entry = await _eventually(entry_of_ann)
-        assert (await http.request("DELETE", "/api/me", json={"name": ann})).status_code == 200
+        gone = await http.request(
+            "DELETE", "/api/me", json={"name": ann, "current": "correct horse"}
+        )
+        assert gone.status_code == 200
 
         race = (await http.get(f"/api/races/{created['race_id']}")).json()
         assert [p["name"] for p in race["players"]] == ["deleted player", "Guest"]

@@ -13,9 +13,12 @@ keys share one hash tag (``{ID}``), so a cluster keeps them on one shard::
     bk:name:{K}                string  account id of the name whose look-alike key is K
     bk:cred:{C}                string  account id of passkey credential C
     bk:claim:{H}               string  account id that claimed the guest key whose hash is H
-    bk:sess:{S}                string  session JSON (account id), S the session id's hash; expires
+    bk:sess:{S}                string  "ID EPOCH": the session's account and the account's
+                                       epoch it was opened under, S the session id's hash; expires
+    bk:dev:{D}                 string  account id a device signed in to, D the device cookie's
+                                       hash; expires
     bk:chal:{S}                string  a WebAuthn ceremony's challenge; expires in minutes
-    bk:fail:{kind}:{K}         counter failed sign-ins of an account name or address; expires
+    bk:chal:{S}:used           string  set by the one request that takes the ceremony; expires
     bk:race:{R}:accounts       hash-ish player id -> account id of a race's signed-in players
     bk:rated:{R}               string  set once a race's ratings and histories are counted
     bk:ratings:{C}             zset    account id -> shown rating, for the top list
@@ -23,7 +26,9 @@ keys share one hash tag (``{ID}``), so a cluster keeps them on one shard::
 
 A session is found by the hash of its id, so a leaked store leaks no
 cookie; deleting an account deletes its record, which ends its sessions
-(their account is gone) without listing them.
+(their account is gone) without listing them; a password change moves the
+account's epoch on, which ends the sessions opened under the old one. The
+sign-in counts are the store's :class:`~.contracts.Limits`.
 """
 
 from __future__ import annotations
@@ -87,7 +92,7 @@ class AccountStore:
     async def save(self, account: Account) -> None:
         await self.kv.set(f"bk:acct:{{{account.id}}}", _dump(account.to_dict()))
 
-    async def delete(self, account: Account, name_key: str, cells: list[int]) -> None:
+    async def delete(self, account: Account, name_keys: list[str], cells: list[int]) -> None:
         """The account's personal data goes; results kept elsewhere stay, nameless."""
         account_id = account.id
         await self.kv.delete(f"bk:acct:{{{account_id}}}")
@@ -97,7 +102,9 @@ class AccountStore:
             await self.kv.zrem(f"bk:ratings:{{{count}}}", account_id)
         for passkey in account.passkeys:
             await self.kv.delete(f"bk:cred:{{{passkey.id}}}")
-        await self.kv.delete(f"bk:name:{{{name_key}}}")
+        for key in name_keys:  # each of the name's keys that is this account's
+            if await self.kv.get(f"bk:name:{{{key}}}") == account_id:
+                await self.kv.delete(f"bk:name:{{{key}}}")
 
     async def claim_credential(
         self, credential_id: str, account_id: str, ttl_s: float | None = None
@@ -116,11 +123,31 @@ class AccountStore:
         return await self.kv.set_nx(f"bk:claim:{{{key_hash}}}", account_id)
 
     # sessions and ceremonies
-    async def open_session(self, session_hash: str, account_id: str, ttl_s: float) -> None:
-        await self.kv.set(f"bk:sess:{{{session_hash}}}", account_id, ttl_s)
+    async def open_session(
+        self, session_hash: str, account_id: str, ttl_s: float, epoch: int = 0
+    ) -> None:
+        await self.kv.set(f"bk:sess:{{{session_hash}}}", f"{account_id} {epoch}", ttl_s)
+
+    async def session_of(self, session_hash: str) -> tuple[str, int] | None:
+        """The session's account id and the account epoch it was opened under."""
+        found = await self.kv.get(f"bk:sess:{{{session_hash}}}")
+        if found is None:
+            return None
+        account_id, _, epoch = found.partition(" ")
+        return account_id, int(epoch or 0)  # a session stored before epochs: epoch 0
 
     async def session(self, session_hash: str) -> str | None:
-        return await self.kv.get(f"bk:sess:{{{session_hash}}}")
+        """The session's account id."""
+        found = await self.session_of(session_hash)
+        return None if found is None else found[0]
+
+    async def note_device(self, device_hash: str, account_id: str, ttl_s: float) -> None:
+        """A device (its cookie's hash) signed in to the account."""
+        await self.kv.set(f"bk:dev:{{{device_hash}}}", account_id, ttl_s)
+
+    async def device(self, device_hash: str) -> str | None:
+        """The account a device last signed in to, if any."""
+        return await self.kv.get(f"bk:dev:{{{device_hash}}}")
 
     async def close_session(self, session_hash: str) -> None:
         await self.kv.delete(f"bk:sess:{{{session_hash}}}")
@@ -128,21 +155,15 @@ class AccountStore:
     async def put_ceremony(self, ceremony_hash: str, ceremony: Ceremony, ttl_s: float) -> None:
         await self.kv.set(f"bk:chal:{{{ceremony_hash}}}", _dump(ceremony.to_dict()), ttl_s)
 
-    async def take_ceremony(self, ceremony_hash: str) -> Ceremony | None:
-        """A ceremony, usable once."""
+    async def take_ceremony(self, ceremony_hash: str, ttl_s: float) -> Ceremony | None:
+        """A ceremony, usable once: of requests taking it at once, in any processes,
+        one gets it (its ``:used`` mark is set once, atomically), the others None."""
         key = f"bk:chal:{{{ceremony_hash}}}"
         found = _load(await self.kv.get(key))
-        if found is None:
+        if found is None or not await self.kv.set_nx(f"{key}:used", "1", ttl_s):
             return None
         await self.kv.delete(key)
         return Ceremony.from_dict(found)
-
-    async def count_failure(self, kind: str, key: str, window_s: float) -> int:
-        return await self.kv.incr(f"bk:fail:{kind}:{{{key}}}", window_s)
-
-    async def failures(self, kind: str, key: str) -> int:
-        found = await self.kv.get(f"bk:fail:{kind}:{{{key}}}")
-        return 0 if found is None else int(found)
 
     # races, histories, ratings
     async def note_player(self, race_id: str, player_id: str, account_id: str) -> None:

@@ -18,35 +18,78 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import NotRequired, TypedDict
+from urllib.parse import quote
 
 from .errors import Refused
-from .names import clean_name, name_key
+from .names import clean_name, look_alike, name_key, shape_key
 
 ACCOUNT_NAME_MIN, ACCOUNT_NAME_MAX = 3, 20
 PASSWORD_MIN, PASSWORD_MAX = 8, 128
-# Sign-in attempts that fail, per window, before the door closes for the rest of it.
-SIGNIN_FAILS_PER_ACCOUNT = 10
-SIGNIN_FAILS_PER_ADDRESS = 30
+# Sign-in attempts (right or wrong), per window, before the door closes for the rest of
+# it: per name (or per device that signed in to the name's account before), per address.
+SIGNIN_ATTEMPTS_PER_ACCOUNT = 10
+SIGNIN_ATTEMPTS_PER_ADDRESS = 30
 SIGNIN_WINDOW_S = 15 * 60
+# Accounts made per address, per hour; passkey ceremonies begun per address, per window.
+SIGNUPS_PER_ADDRESS = 5
+SIGNUP_WINDOW_S = 60 * 60
+CEREMONIES_PER_ADDRESS = 30
 SESSION_DAYS = 30
+DEVICE_DAYS = 180  # a device cookie: this browser signed in to the account before
 HISTORY_MAX = 200  # races kept per account (the oldest go)
 DELETED = "deleted player"
+# The names the web client gives a guest who has not chosen one, in each of its
+# languages (client/lang/*.json, "name.default"): no account may take one (nor a
+# look-alike), so that no account can turn new guests away.
+GUEST_DEFAULTS = ("Player", "Spiller", "Gracz", "Jucător", "Игрок", "Spelare")
+RESERVED = (DELETED, *GUEST_DEFAULTS)
 
 
 def account_name(raw: object) -> str:
     """An account name as stored and shown; :class:`Refused` ``bad_name`` otherwise."""
     name = clean_name(raw)
-    if not ACCOUNT_NAME_MIN <= len(name) <= ACCOUNT_NAME_MAX or name_key(name) == name_key(DELETED):
+    if not ACCOUNT_NAME_MIN <= len(name) <= ACCOUNT_NAME_MAX:
         raise Refused(
             "bad_name",
             f"an account name has {ACCOUNT_NAME_MIN} to {ACCOUNT_NAME_MAX} visible characters",
         )
+    if reserved(name):
+        raise Refused("bad_name", f"{name!r} is kept for guests and deleted accounts")
     return name
 
 
+def reserved(name: str) -> bool:
+    """Whether ``name`` looks like a name no account may have (:data:`RESERVED`)."""
+    return any(look_alike(name, kept) for kept in RESERVED)
+
+
+def guest_default(name: str) -> bool:
+    """Whether ``name`` looks like a name the client gives guests (:data:`GUEST_DEFAULTS`)."""
+    return any(look_alike(name, kept) for kept in GUEST_DEFAULTS)
+
+
+def profile_url(name: str) -> str:
+    """The link to a player's profile page, the name encoded (a ``/`` in it too)."""
+    return "/@/" + quote(name, safe="")
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
 def account_key(name: str) -> str:
-    """What account names are unique by: a digest of their look-alike key (fixed length)."""
-    return hashlib.sha256(name_key(name).encode()).hexdigest()[:32]
+    """What an account is found by: a digest of its name's key (case folded first,
+    :func:`~.names.name_key`; fixed length)."""
+    return _digest(name_key(name))
+
+
+def account_keys(name: str) -> list[str]:
+    """Every key an account's name holds, so that no other account nor a guest takes a
+    look-alike: :func:`account_key`, then the digest of its
+    :func:`~.names.shape_key` when that differs (an account made before the name key
+    folded case first is kept under this one)."""
+    keys = [account_key(name), _digest(shape_key(name))]
+    return keys[:1] if keys[0] == keys[1] else keys
 
 
 # A language the client shows its words in: a language code (ISO 639, two or
@@ -99,6 +142,9 @@ class Account:
     daily_key: str  # the player key hash its daily challenge entries are kept under
     secret: str  # the key of its ranked dailies' host keys
     created: int  # ms
+    # Sessions are opened under the account's epoch; a password change moves it on,
+    # which ends every session opened before.
+    epoch: int = 0
     language: str | None = None  # the client's language, chosen on any device
 
     def to_dict(self) -> AccountDict:
@@ -111,6 +157,8 @@ class Account:
             "secret": self.secret,
             "created": self.created,
         }
+        if self.epoch:  # left out until the password changes: older records keep their bytes
+            data["epoch"] = self.epoch
         if self.language is not None:  # left out until chosen: older records keep their bytes
             data["language"] = self.language
         return data
@@ -125,6 +173,7 @@ class Account:
             daily_key=str(data.get("daily_key", "")),
             secret=str(data.get("secret", "")),
             created=int(data.get("created", 0)),
+            epoch=int(data.get("epoch", 0)),
             language=data.get("language"),
         )
 
@@ -149,7 +198,7 @@ def me(account: Account) -> Me:
         "name": account.name,
         "password": account.password is not None,
         "passkeys": len(account.passkeys),
-        "url": f"/@/{account.name}",
+        "url": profile_url(account.name),
         "language": account.language,
     }
 
@@ -362,6 +411,7 @@ class AccountDict(TypedDict):
     daily_key: str
     secret: str
     created: int
+    epoch: NotRequired[int]
     language: NotRequired[str]
 
 

@@ -3,12 +3,17 @@
 A name is normalised (NFKC, runs of white space made one space) and must
 then have 1 to :data:`NAME_MAX` characters, none of them a control, format
 or otherwise invisible character (``bad_name``). Two names of one race may
-not look alike (``name_taken``): they are compared by a key built on the
+not look alike (``name_taken``): they are compared by keys built on the
 confusable *skeleton* of Unicode Technical Standard #39, so "Аnn" (Cyrillic
-А), "Ａnn" (fullwidth) and "Ann" are one name. The key also ignores case and
+А), "Ａnn" (fullwidth) and "Ann" are one name. The keys also ignore case and
 combining marks, so "Ánn" and "A\u0336nn" are taken by "Ann" too: in a race
 of eight players a refused look-alike costs little, a convincing impostor a
-lot.
+lot. Two keys, because case and look-alikes do not commute: :func:`name_key`
+folds case first ("PHILIBERT" is "Philibert": the table maps a capital I to
+the l it looks like, which folding first keeps from splitting one name in
+two), :func:`shape_key` maps look-alikes first ("ВОВ" in Cyrillic capitals is
+"BOB", although "вов" looks like nothing Latin). Two names are one when
+either key is the same (:func:`look_alike`).
 
 The skeleton uses the prototypes of UTS #39's confusables.txt, kept as
 the package's data (:mod:`.confusables`): no Python package offers the
@@ -72,7 +77,28 @@ def _skeleton(text: str) -> str:
     return unicodedata.normalize("NFD", mapped)
 
 
-def name_key(name: str) -> str:
-    """What two names are compared by: equal keys look alike."""
-    key = _skeleton(_skeleton(name).casefold())
+def _visible(key: str) -> str:
     return "".join(c for c in key if not unicodedata.combining(c) and ord(c) not in _INVISIBLE)
+
+
+def name_key(name: str) -> str:
+    """A name's key with case folded *before* look-alikes are mapped: "PHILIBERT",
+    "Philibert" and "philibert" have one key (a capital I is an i here, not the l
+    it looks like). Accounts are found by it."""
+    return _visible(_skeleton(_skeleton(name.casefold()).casefold()))
+
+
+def shape_key(name: str) -> str:
+    """A name's key with look-alikes mapped before case is folded: it catches capitals
+    whose lower case looks like nothing else ("ВОВ" in Cyrillic, "BOB"; "BiII", "Bill")."""
+    return _visible(_skeleton(_skeleton(name).casefold()))
+
+
+def name_keys(name: str) -> tuple[str, str]:
+    """Both keys of a name (:func:`name_key`, :func:`shape_key`)."""
+    return name_key(name), shape_key(name)
+
+
+def look_alike(a: str, b: str) -> bool:
+    """Whether two names are one name: the same key of either kind."""
+    return name_key(a) == name_key(b) or shape_key(a) == shape_key(b)

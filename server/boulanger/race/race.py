@@ -47,7 +47,7 @@ from .events import (
     Started,
 )
 from .ids import secret_hash, secret_matches
-from .names import clean_name, name_key
+from .names import clean_name, look_alike
 from .review import LINE_REASON, LineSignal, ReviewLimits, ReviewLimitsDict, review, review_line
 from .standings import Standing, leaderboard_key, rank
 from .states import EndReason, PlayerStatus, RaceState
@@ -500,8 +500,7 @@ class Race:
             # Whoever learns an attempt's race id must not take the attempt.
             raise Refused("not_host", "a daily attempt is played by the holder of its key")
         name = clean_name(message.name or "")
-        key = name_key(name)
-        if any(name_key(pl.name) == key for pl in self.players.values()):
+        if any(look_alike(pl.name, name) for pl in self.players.values()):
             raise Refused("name_taken", f"{name!r} is taken (or looks like a name taken)")
         host = holds_key and self.host_id is None
         return Joined(now, player_id, name, host, secret_hash(token), signed_in, rating)

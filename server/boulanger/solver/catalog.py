@@ -15,11 +15,13 @@ in them that the solver could not decide within its budget.
 
 The catalog is made, and extended later, by::
 
-    boulanger catalog --cells 4 --from 1 --to 6000 --budget 2
+    boulanger catalog --cells 4 --from 1 --to 6000 --budget 2 --out catalog-c4.txt
 
-which skips deals already searched, so it can be stopped and run again
-(``--max-seconds`` bounds a run, ``--retry-unknown`` searches the unknown
-deals again, ``--out FILE`` writes elsewhere than the package data).
+which skips deals already searched in ``--out``, so it can be stopped and
+run again (``--max-seconds`` bounds a run, ``--retry-unknown`` searches the
+unknown deals again). ``--out`` is required: the command never writes into
+the installed package's data; a maintainer copies a file made this way
+into ``server/boulanger/data/`` on purpose.
 """
 
 from __future__ import annotations
@@ -171,8 +173,8 @@ def generate(
     first: int,
     last: int,
     *,
+    out: Path,
     budget: float = 2.0,
-    out: Path | None = None,
     max_seconds: float | None = None,
     retry_unknown: bool = False,
     save_every: float = 30.0,
@@ -184,7 +186,7 @@ def generate(
     end, so a run can be stopped at any time and started again.
     """
     _check_cells(cells)
-    path = out or data_path(cells)
+    path = out
     catalog = (
         CatalogFile.parse(path.read_text(encoding="utf-8"), cells)
         if path.exists()

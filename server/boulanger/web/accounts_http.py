@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Route
 from ..race import accounts as a
 from ..race.errors import Refused
 from ..race.ids import player_key, secret_hash
+from ..race.names import clean_name
 from .accounts import Accounts
 from .http import json_body, known_fields
 from .limits import address_key
@@ -83,8 +84,7 @@ async def sign_up(request: Request) -> Response:
     name = a.account_name(data.get("name"))
     password = a.check_password(data.get("password"))
     player_key = optional_player_key(data.get("player_key"))
-    if not await server_of(request).addresses.may_create(address_of(request)):
-        raise Refused("too_many_accounts", "too many accounts made from this address")
+    await accounts.count_signup(address_of(request))
     key_hash = None if player_key is None else secret_hash(player_key)
     account = await accounts.create(name, password=password, key_hash=key_hash)
     response = JSONResponse(a.me(account), status_code=201)
@@ -100,18 +100,20 @@ async def sign_in(request: Request) -> Response:
     if not isinstance(raw_name, str) or not isinstance(password, str):
         raise Refused("bad_message", "name and password are text")
     try:
-        key = a.account_key(a.account_name(raw_name))
+        name = clean_name(raw_name)
+        key = a.account_key(name)
     except Refused:
-        key = hashlib.sha256(raw_name.encode("utf-8", "replace")).hexdigest()[:32]
-    address = address_of(request)
-    await accounts.check_signin_limits(key, address)
-    account = await accounts.store.account_by_name(key)
+        name, key = None, hashlib.sha256(raw_name.encode("utf-8", "replace")).hexdigest()[:32]
+    account = None if name is None else await accounts.find(name)
+    # Counted before the password is checked: attempts sent at once are counted too.
+    await accounts.count_signin(
+        request, key, None if account is None else account.id, address_of(request)
+    )
     stored = None if account is None else account.password
     good = len(password) <= a.PASSWORD_MAX and await accounts.verify_password(
         stored, password[: a.PASSWORD_MAX]
     )
     if account is None or not good:
-        await accounts.count_failure(key, address)
         raise Refused("bad_credentials", "wrong name or password")
     response = JSONResponse(a.me(account))
     await accounts.open_session(response, account)
@@ -135,20 +137,17 @@ async def me(request: Request) -> Response:
 
 
 async def change_password(request: Request) -> Response:
-    """``POST /api/me/password``: the current password (if any) and a new one."""
+    """``POST /api/me/password``: the current password (or a passkey assertion) and a
+    new one. Every other session of the account ends; this one goes on, renewed."""
     accounts = accounts_of(request)
     account = await signed_in(request)
-    data = await body(request, {"current", "password"})
+    data = await body(request, {"current", "passkey", "password"})
     new = a.check_password(data.get("password"))
-    if account.password is not None:
-        current = data.get("current")
-        if not isinstance(current, str) or not await accounts.verify_password(
-            account.password, current
-        ):
-            raise Refused("bad_credentials", "the current password is wrong")
-    account.password = await accounts.hash_password(new)
-    await accounts.store.save(account)
-    return JSONResponse(a.me(account))
+    await accounts.reauthenticate(request, account, data, address_of(request))
+    await accounts.change_password(account, new)
+    response = JSONResponse(a.me(account))
+    await accounts.open_session(response, account)  # the old one ended with the epoch
+    return response
 
 
 async def set_language(request: Request) -> Response:
@@ -162,12 +161,14 @@ async def set_language(request: Request) -> Response:
 
 
 async def delete_account(request: Request) -> Response:
-    """``DELETE /api/me``: the body names the account, as a confirmation."""
+    """``DELETE /api/me``: the body names the account, as a confirmation, with the
+    current password (or a passkey assertion)."""
     accounts = accounts_of(request)
     account = await signed_in(request)
-    data = await body(request, {"name"})
+    data = await body(request, {"name", "current", "passkey"})
     if data.get("name") != account.name:
         raise Refused("confirm", "send the account's name to confirm")
+    await accounts.reauthenticate(request, account, data, address_of(request))
     await accounts.delete(account)
     response = JSONResponse({"ok": True})
     await accounts.close_session(request, response)
@@ -178,10 +179,10 @@ async def player(request: Request) -> Response:
     """``GET /api/players/{name}``: a player's stats, streak, calendar, ratings, races."""
     accounts = accounts_of(request)
     try:
-        key = a.account_key(a.account_name(request.path_params["name"]))
+        name = clean_name(request.path_params["name"])
     except Refused:
         raise Refused("unknown_player", "no such player") from None
-    account = await accounts.store.account_by_name(key)
+    account = await accounts.find(name)
     if account is None:
         raise Refused("unknown_player", "no such player")
     return JSONResponse(await accounts.profile(account))
@@ -225,7 +226,7 @@ async def race_ratings(request: Request) -> Response:
                 "player_id": player_id,
                 "name": account.name,
                 **rating.to_wire(),
-                "url": f"/@/{account.name}",
+                "url": a.profile_url(account.name),
             }
         )
     return JSONResponse({"cells": cells, "players": players})
@@ -241,7 +242,7 @@ def routes() -> list[BaseRoute]:
         Route("/api/me", guarded(delete_account), methods=["DELETE"]),
         Route("/api/me/password", guarded(change_password), methods=["POST"]),
         Route("/api/me/language", guarded(set_language), methods=["POST"]),
-        Route("/api/players/{name}", guarded(player, changes=False)),
+        Route("/api/players/{name:path}", guarded(player, changes=False)),
         Route("/api/ratings", guarded(ratings, changes=False)),
         Route("/api/races/{race_id}/ratings", guarded(race_ratings, changes=False)),
     ]

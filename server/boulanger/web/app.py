@@ -75,7 +75,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         Route("/rules", page),
         Route("/account", page),
         Route("/desk", page),
-        Route("/@/{name}", page),
+        Route("/@/{name:path}", page),
         Mount("/static", client, name="static"),
         Route("/{path:path}", unknown),
     ]

@@ -1,4 +1,5 @@
-"""Per-address limits: connections open at once, races created per minute.
+"""Per-address limits: connections open at once, races created per minute; the counts
+of the accounts' routes (sign-ins, sign-ups, passkey ceremonies: :mod:`.accounts`).
 
 An address is counted by the network its owner controls: an IPv4 address
 alone, an IPv6 address by its /64 (one host is usually given a whole /64,
@@ -135,19 +136,22 @@ class AddressLimits:
 
     async def may_create(self, host: str) -> bool:
         """Count one race created from ``host``; False when it has created too many."""
-        return await self._hit(f"created:{{{address_key(host)}}}", self.races_per_minute, WINDOW_S)
+        return await self.hit(f"created:{{{address_key(host)}}}", self.races_per_minute, WINDOW_S)
 
     async def may_review(self, host: str) -> bool:
         """Count one review computed for ``host``; False when it had its day's share."""
-        return await self._hit(f"reviews:{{{address_key(host)}}}", self.reviews_per_day, DAY_S)
+        return await self.hit(f"reviews:{{{address_key(host)}}}", self.reviews_per_day, DAY_S)
 
     async def may_rank_new_account(self, host: str, day: date, limit: int) -> bool:
         """Count a ranked daily of ``day`` from an account made that day, from ``host``;
         False when it had ``limit`` of them."""
         key = f"new-ranked:{{{address_key(host)}}}:{day.isoformat()}"
-        return await self._hit(key, limit, DAY_S)
+        return await self.hit(key, limit, DAY_S)
 
-    async def _hit(self, key: str, limit: int, window_s: float) -> bool:
+    async def hit(self, key: str, limit: int, window_s: float) -> bool:
+        """Count one hit of ``key`` in the store, atomically (every process sees it), if
+        it had fewer than ``limit`` in the last ``window_s``; False (nothing counted)
+        when it had. This process counts it when the store does not answer in time."""
         try:
             async with asyncio.timeout(STORE_PATIENCE_S):
                 return await self.limits.hit(key, limit, window_s)

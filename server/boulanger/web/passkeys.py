@@ -4,8 +4,11 @@ Each ceremony is two requests: ``.../options`` answers ``{"ceremony", "options"}
 (the options as ``PublicKeyCredential*Options`` JSON), and the second request
 sends ``{"ceremony", "credential"}`` (the browser's credential as JSON). The
 challenge is kept in the store by the ceremony id's hash for five minutes and
-used once, so any replica can finish what another began. Passkeys are
-discoverable: signing in asks for no name.
+used once (atomically: of a ceremony's second requests sent at once, one is
+taken), so any replica can finish what another began. Each ceremony begun is
+counted per address. Passkeys are discoverable: signing in asks for no name.
+Adding a passkey needs the current password or an assertion by a passkey
+the account has (:meth:`.accounts.Accounts.reauthenticate`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from webauthn import (
     generate_authentication_options,
     generate_registration_options,
     options_to_json,
-    verify_authentication_response,
     verify_registration_response,
 )
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
@@ -45,7 +47,6 @@ from .accounts_http import (
     body,
     guarded,
     optional_player_key,
-    server_of,
     signed_in,
 )
 
@@ -55,7 +56,10 @@ RP_NAME = "Boulanger"
 Options = PublicKeyCredentialCreationOptions | PublicKeyCredentialRequestOptions
 
 
-async def _begin(accounts: Accounts, kind: str, options: Options, **fields: str | None) -> Response:
+async def _begin(
+    request: Request, accounts: Accounts, kind: str, options: Options, **fields: str | None
+) -> Response:
+    await accounts.count_ceremony(address_of(request))  # each keeps a challenge a while
     ceremony = secrets.token_urlsafe(24)
     challenge = bytes_to_base64url(options.challenge)
     kept = a.Ceremony(kind, challenge, **fields)
@@ -69,7 +73,7 @@ async def _finish(request: Request, kind: str) -> tuple[Accounts, a.Ceremony, di
     ceremony, credential = data.get("ceremony"), data.get("credential")
     if not isinstance(ceremony, str) or len(ceremony) > 100 or not isinstance(credential, dict):
         raise Refused("bad_message", "send the ceremony and the credential")
-    found = await accounts.store.take_ceremony(secret_hash(ceremony))
+    found = await accounts.store.take_ceremony(secret_hash(ceremony), CEREMONY_S)
     if found is None or found.kind != kind:
         raise Refused("bad_ceremony", "that passkey request is unknown or over; start again")
     return accounts, found, credential
@@ -120,13 +124,13 @@ async def signup_options(request: Request) -> Response:
     data = await body(request, {"name", "player_key"})
     name = a.account_name(data.get("name"))
     player_key = optional_player_key(data.get("player_key"))
-    if await accounts.store.account_by_name(a.account_key(name)) is not None:
+    if any([await accounts.store.name_taken(key) for key in a.account_keys(name)]):
         raise Refused("name_taken", f"{name!r} is taken (or looks like a name taken)")
     account_id = new_account_id()
     options = _registration(accounts, request, name, account_id, [])
     key_hash = None if player_key is None else secret_hash(player_key)
     return await _begin(
-        accounts, "signup", options, name=name, account_id=account_id, key_hash=key_hash
+        request, accounts, "signup", options, name=name, account_id=account_id, key_hash=key_hash
     )
 
 
@@ -134,8 +138,7 @@ async def signup(request: Request) -> Response:
     """``POST /api/accounts/passkey``: the new passkey; the account is made and signed in."""
     accounts, found, credential = await _finish(request, "signup")
     passkey = _verified_passkey(accounts, request, found, credential)
-    if not await server_of(request).addresses.may_create(address_of(request)):
-        raise Refused("too_many_accounts", "too many accounts made from this address")
+    await accounts.count_signup(address_of(request))
     if found.name is None or found.account_id is None:
         raise Refused("bad_ceremony", "that passkey request is unknown or over; start again")
     account = await accounts.create(
@@ -158,37 +161,23 @@ async def signin_options(request: Request) -> Response:
     options = generate_authentication_options(
         rp_id=host_of(origin), user_verification=UserVerificationRequirement.PREFERRED
     )
-    return await _begin(accounts, "signin", options)
+    return await _begin(request, accounts, "signin", options)
 
 
 async def signin(request: Request) -> Response:
     """``POST /api/session/passkey``: the signed challenge; the account is signed in."""
     accounts, found, credential = await _finish(request, "signin")
-    address = address_of(request)
     credential_id = credential.get("id")
     key = secret_hash(str(credential_id))[:32]
-    await accounts.check_signin_limits(key, address)
-    account = passkey = None
+    account = None
     if isinstance(credential_id, str) and len(credential_id) <= 1024:
         account = await accounts.store.account_by_credential(credential_id)
-        passkey = None if account is None else account.passkey(credential_id)
-    origin = accounts.origin_of(request)
-    try:
-        if account is None or passkey is None:
-            raise Refused("bad_credentials", "that passkey is not known here")
-        verified = verify_authentication_response(
-            credential=credential,
-            expected_challenge=base64url_to_bytes(found.challenge),
-            expected_rp_id=host_of(origin),
-            expected_origin=origin,
-            credential_public_key=base64url_to_bytes(passkey.public_key),
-            credential_current_sign_count=passkey.sign_count,
-        )
-    except (WebAuthnException, ValueError, KeyError, TypeError, Refused):
-        await accounts.count_failure(key, address)
-        raise Refused("bad_credentials", "that passkey was not accepted") from None
-    assert account is not None and passkey is not None
-    passkey.sign_count = verified.new_sign_count
+    await accounts.count_signin(
+        request, key, None if account is None else account.id, address_of(request)
+    )
+    if account is None:
+        raise Refused("bad_credentials", "that passkey was not accepted")
+    accounts.check_assertion(request, found.challenge, credential, account)
     await accounts.store.save(account)
     response = JSONResponse(a.me(account))
     await accounts.open_session(response, account)
@@ -196,13 +185,15 @@ async def signin(request: Request) -> Response:
 
 
 async def add_options(request: Request) -> Response:
-    """``POST /api/me/passkeys/options``: a challenge to add a passkey to the account."""
+    """``POST /api/me/passkeys/options``: ``{"current"}`` (the password) or ``{"passkey":
+    {"ceremony", "credential"}}`` (an assertion); a challenge to add a passkey."""
     accounts = accounts_of(request)
     account = await signed_in(request)
-    await body(request, set())
+    data = await body(request, {"current", "passkey"})
+    await accounts.reauthenticate(request, account, data, address_of(request))
     exclude = [p.id for p in account.passkeys]
     options = _registration(accounts, request, account.name, account.id, exclude)
-    return await _begin(accounts, "add", options, account_id=account.id)
+    return await _begin(request, accounts, "add", options, account_id=account.id)
 
 
 async def add(request: Request) -> Response:

@@ -48,9 +48,13 @@ HTTP_STATUS: dict[str, int] = {
     "try_again": 503,
 }
 # Where a code means something else: signed in, a wrong current password is
-# forbidden (403), not an unknown sign-in (401).
+# forbidden (403), not an unknown sign-in (401); on the routes that check
+# passwords, every slot busy (web/passwords.py) is a 429: the client slows down.
+REAUTH_PATHS = ("/api/me/password", "/api/me", "/api/me/passkeys/options")
+PASSWORD_PATHS = ("/api/accounts", "/api/session", *REAUTH_PATHS)
 HTTP_STATUS_AT: dict[tuple[str, str], int] = {
-    ("/api/me/password", "bad_credentials"): 403,
+    **{(path, "bad_credentials"): 403 for path in REAUTH_PATHS},
+    **{(path, "try_again"): 429 for path in PASSWORD_PATHS},
 }
 
 

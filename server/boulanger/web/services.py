@@ -55,17 +55,12 @@ class Server:
         # The daily challenge: its store and live leaderboards; it records ranked
         # attempts when their races are over (boulanger.web.daily).
         self.daily = Daily(store.broker, store.daily, settings)
-        # Accounts, sessions, histories and ratings (boulanger.web.accounts).
-        desk = DeskStore(store.kv)
-        self.accounts = Accounts(AccountStore(store.kv), settings, store.daily, desk)
         self.hubs = Hubs(
             self.broker,
             settings.idle_race_s,
             on_over=self._race_over,
             judge_after_s=settings.judge_after_s,
         )
-        # The review desk: moderators' decisions, followed everywhere (boulanger.web.desk).
-        self.desk = Desk(desk, self.broker, store.daily, self.accounts, self.hubs)
         # Per client address, counted in the store (boulanger.web.limits).
         self.addresses = AddressLimits(
             store.limits,
@@ -78,6 +73,14 @@ class Server:
         self.solver = SolverPool(
             settings.catalog_seed, settings.solver_workers, settings.solver_queue
         )
+        # Accounts, sessions, histories and ratings (boulanger.web.accounts); their
+        # attempts counted per address and name in the store.
+        desk = DeskStore(store.kv)
+        self.accounts = Accounts(
+            AccountStore(store.kv), settings, store.daily, desk, self.addresses
+        )
+        # The review desk: moderators' decisions, followed everywhere (boulanger.web.desk).
+        self.desk = Desk(desk, self.broker, store.daily, self.accounts, self.hubs)
         # Each win's line, measured by the solver and logged (boulanger.web.lines).
         self.lines = Lines(self.solver)
         self.races = Races(self.broker, settings, self.solver, self.daily)
@@ -105,6 +108,7 @@ class Server:
         await self.daily.close()  # daily challenge
         await self.addresses.close()
         self.lines.close()
+        self.accounts.close()
         if self._own_store:
             await self.store.close()
         self.solver.close()

@@ -97,9 +97,20 @@ class Settings:
     argon2_time_cost: int = 3
     argon2_memory_kib: int = 64 * 1024
     argon2_parallelism: int = 1
-    # Failed sign-ins per account name and per address, per 15 minutes.
-    signin_fails_per_account: int = 10
-    signin_fails_per_address: int = 30
+    # Hashes in flight per process (each takes argon2_memory_kib); a request waits for
+    # one at most argon2_wait_s, behind at most argon2_waiting_max others
+    # (boulanger.web.passwords), else it is answered 429 try_again.
+    argon2_slots: int = 1
+    argon2_wait_s: float = 3.0
+    argon2_waiting_max: int = 32
+    # Sign-in attempts, right or wrong, per account name (or per device that signed in
+    # to the account before) and per address, per 15 minutes; counted before any work.
+    signin_attempts_per_account: int = 10
+    signin_attempts_per_address: int = 30
+    # Accounts made per address per hour; passkey ceremonies begun per address per
+    # 15 minutes.
+    signups_per_address: int = 5
+    ceremonies_per_address: int = 30
     # The session cookie is Secure (sent over HTTPS only): set when served over HTTPS.
     cookie_secure: bool = False
     # The site's origin as browsers see it ("https://example.org"): what Origin headers
