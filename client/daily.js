@@ -1,7 +1,7 @@
 // The daily challenge page: the day's deal, my result and streak, a ranked
 // first attempt (then practice), and the day's leaderboard, live.
 
-import { h, clear, clock, clockTenths, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
+import { h, clear, clock, clockTenths, heldText, copyButton, toast, api, savedName, saveName, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
 import { setConnectionIndicator } from './race.js';
 import { t, tn, day as dayText, relative } from './i18n.js';
 
@@ -151,7 +151,7 @@ export class DailyPage {
         ' — ',
         entry.review ? t('daily.mine_held') : t('daily.mine_place', { rank: me.rank, count: me.total }),
         me.streak > 1 ? ` ${t('daily.streak', { count: me.streak })}` : ''));
-      if (entry.review) mine.push(h('p', { class: 'held small' }, t('daily.why', { reason: entry.review.reason })));
+      if (entry.review) mine.push(h('p', { class: 'held small' }, t('daily.why', { reason: heldText(entry.review.reason) })));
       if (me.share) {
         const share = this.shareText(entry, me);
         mine.push(h('div', { class: 'share' },

@@ -1,7 +1,7 @@
 // The end of a race: the results (a table, or a result card for a game of
 // one), the share text and the buttons that lead on.
 
-import { h, clock, ordinal, copyButton, ghostLink, keepBest } from './dom.js';
+import { h, clock, ordinal, copyButton, ghostLink, keepBest, heldText } from './dom.js';
 import { statusText, accountTags } from './track.js';
 import { t, day } from './i18n.js';
 
@@ -19,7 +19,7 @@ export function resultsPanel(page) {
   return h('div', { class: 'panel results' },
     h('h2', {}, solo ? t('results.yours') : t('results.title')),
     reason ? h('p', {}, reason, page.race.open_boards ? [' ', t('results.open_boards')] : '') : null,
-    mine && mine.review ? h('p', { class: 'held', role: 'status' }, t('results.held', { reason: mine.review.reason })) : null,
+    mine && mine.review ? h('p', { class: 'held', role: 'status' }, t('results.held', { reason: heldText(mine.review.reason) })) : null,
     place ? h('p', { class: 'my-place' }, t('results.daily_place', { rank: place.rank, count: place.total })) : null,
     solo && mine ? resultCard(mine) : h('table', { class: 'results-table' },
       h('thead', {}, h('tr', {}, RESULT_COLUMNS.map((key) => h('th', { scope: 'col' }, column(key))))),
@@ -31,7 +31,7 @@ export function resultsPanel(page) {
         h('td', { 'data-label': t('table.score') }, String(p.score)),
         h('td', { 'data-label': t('table.moves') }, String(p.actions)),
         h('td', { 'data-label': t('table.result') }, statusText(p.status),
-          p.review ? h('span', { class: 'tag held', title: p.review.reason }, t('results.held_tag')) : null))))),
+          p.review ? h('span', { class: 'tag held', title: heldText(p.review.reason) }, t('results.held_tag')) : null))))),
     h('div', { class: 'share' },
       h('label', { for: 'share-text' }, t('results.share')),
       h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 3 }, text), copyButton(() => text), shareButton(text))),
@@ -64,7 +64,7 @@ function resultCard(p) {
   const won = p.status === 'won';
   return h('dl', { class: 'result-card' },
     h('div', {}, h('dt', {}, t('table.result')), h('dd', {}, won ? t('results.won_in', { time: clock(p.time_ms || 0) }) : statusText(p.status),
-      p.review ? h('span', { class: 'tag held', title: p.review.reason }, t('results.held_tag')) : null)),
+      p.review ? h('span', { class: 'tag held', title: heldText(p.review.reason) }, t('results.held_tag')) : null)),
     h('div', {}, h('dt', {}, t('results.cards')), h('dd', {}, `${p.foundation_cards}/52`)),
     h('div', {}, h('dt', {}, t('table.score')), h('dd', {}, String(p.score))),
     h('div', {}, h('dt', {}, t('table.moves')), h('dd', {}, String(p.actions))));
