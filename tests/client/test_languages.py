@@ -272,3 +272,31 @@ def test_the_choice_is_kept_and_a_link_carries_one(players: Any) -> None:
     expect(p.page.locator("main h1")).to_have_text(str(catalog("ru")["rules.title"]))
     p.page.goto(p.base + "/")
     expect(p.page.locator("html")).to_have_attribute("lang", "ru")
+
+
+def test_the_language_follows_the_account_to_another_device(players: Any) -> None:
+    """Chosen while signed in on one device, the language is the account's:
+    signing in on another switches that one to it."""
+    name = "poly" + secrets.token_hex(3)
+    phone = players("Phone", **PHONE)
+    phone.page.goto(phone.base + "/account")
+    phone.page.fill("#up-name", name)
+    phone.page.fill("#up-password", "correct horse")
+    phone.page.click("#up-submit")
+    expect(phone.page.locator("#sign-out")).to_be_visible()
+    phone.page.click("#lang summary")
+    phone.page.click("#lang a[data-lang=pl]")
+    expect(phone.page.locator("html")).to_have_attribute("lang", "pl")
+    phone.page.wait_for_function(
+        "async () => (await (await fetch('/api/me')).json()).account.language === 'pl'"
+    )
+    laptop = players("Laptop")
+    laptop.page.goto(laptop.base + "/account")
+    expect(laptop.page.locator("html")).to_have_attribute("lang", "en")
+    laptop.page.fill("#in-name", name)
+    laptop.page.fill("#in-password", "correct horse")
+    laptop.page.click("#in-submit")
+    expect(laptop.page.locator("html")).to_have_attribute("lang", "pl")
+    expect(laptop.page.locator("#sign-out")).to_have_text(str(catalog("pl")["account.sign_out"]))
+    laptop.page.reload()  # kept in this browser too
+    expect(laptop.page.locator("html")).to_have_attribute("lang", "pl")
