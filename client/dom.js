@@ -141,6 +141,27 @@ export function clock(ms) {
   return hours ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
 }
 
+// Why a result is held for review, in the player's language: the server
+// writes each limit passed in English with its figures (race/review.py),
+// joined by "; "; each is read back and said again. Words it does not know
+// stay as the server wrote them.
+const HELD = [
+  [/^median time between actions (\d+) ms \(a human needs (\d+) ms\)$/, (m) => t('held.median', { ms: Number(m[1]), limit: Number(m[2]) })],
+  [/^(\d+) of (\d+) actions under (\d+) ms after the previous one \(at most (\d+)%\)$/, (m) => t('held.fast', { fast: Number(m[1]), count: Number(m[2]), limit: Number(m[3]), share: `${m[4]} %` })],
+  [/^won in (\S+): par (\d+) takes a human at least (\S+)$/, (m) => t('held.par', { time: m[1], par: Number(m[2]), least: m[3] })],
+  [/^line of play under review$/, () => t('held.line')],
+];
+
+export function heldText(reason) {
+  return String(reason || '').split('; ').map((part) => {
+    for (const [pattern, say] of HELD) {
+      const match = pattern.exec(part);
+      if (match) return say(match);
+    }
+    return part;
+  }).join('; ');
+}
+
 // "m:ss.t": a result's time to the tenth, with the language's decimal sign.
 export function clockTenths(ms) {
   const whole = clock(ms);

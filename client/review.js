@@ -4,7 +4,7 @@
 // "disqualified" (reason: the moderator's note). The words are the
 // catalogs' (results.held*, daily.mine_*, verdict.*; the desk's are desk.*).
 
-import { h } from './dom.js';
+import { h, heldText } from './dom.js';
 import { t } from './i18n.js';
 
 // A result's mark in a table of results (null for a result that simply counts).
@@ -12,7 +12,7 @@ export function reviewTag(review) {
   if (!review) return null;
   if (review.status === 'confirmed') return h('span', { class: 'tag review-confirmed', title: review.reason }, t('verdict.confirmed_tag'));
   if (review.status === 'disqualified') return h('span', { class: 'tag review-disqualified', title: review.reason }, t('verdict.disqualified_tag'));
-  return h('span', { class: 'tag held review-held', title: review.reason }, t('results.held_tag'));
+  return h('span', { class: 'tag held review-held', title: heldText(review.reason) }, t('results.held_tag'));
 }
 
 // What a player is told of their own result's review: lines of text (held: why,
@@ -21,7 +21,7 @@ export function reviewNote(review, why = 'results.held') {
   if (!review) return [];
   if (review.status === 'confirmed') return [t('verdict.mine_confirmed', { reason: review.reason })];
   if (review.status === 'disqualified') return [t('verdict.mine_disqualified', { reason: review.reason })];
-  return [t(why, { reason: review.reason }), t('verdict.next')];
+  return [t(why, { reason: heldText(review.reason) }), t('verdict.next')];
 }
 
 // Where my daily entry stands: its place, or its review.

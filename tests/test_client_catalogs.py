@@ -41,6 +41,7 @@ ORDINAL_KEYS = {"place.ordinal"}
 # Messages of the client's own, under error.* (no server code).
 CLIENT_ERRORS = {"unreachable", "status", "refused", "http"}
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
+FILES = {"js", "json", "css", "html", "png"}  # 'race.js' names a file, not a key
 
 Catalog = dict[str, Any]
 
@@ -73,7 +74,7 @@ def used_keys(namespaces: set[str]) -> tuple[set[str], list[re.Pattern[str]]]:
     literal = {
         key
         for key in re.findall(r"""['"]([a-z_]+(?:\.[a-z0-9_]+)+)['"]""", source)
-        if key.split(".")[0] in namespaces and not key.endswith(".js")  # a module's name
+        if key.split(".")[0] in namespaces and key.rsplit(".", 1)[1] not in FILES
     }
     patterns = []
     for template in re.findall(r"`([a-z_]+\.[^`]*\$\{[^`]*)`", source):
