@@ -54,10 +54,10 @@ export function shareText(page, mine, total) {
   // A daily's deal is secret until the day ends: no code, no link to the attempt.
   const date = page.daily();
   if (date) return result ? t('share.daily_result', { date: day(date), result, score: mine.score }) : t('share.daily', { date: day(date) });
-  const url = `${location.origin}/race/${page.raceId}`;
-  const deal = page.race.code || '';
-  if (!result) return deal ? t('share.race_code', { code: deal, url }) : t('share.race', { url });
-  return deal ? t('share.result_code', { code: deal, result, score: mine.score, url }) : t('share.result', { result, score: mine.score, url });
+  // Nor does a race's share name its deal or link to it: the site, and the result.
+  const url = `${location.origin}/`;
+  if (!result) return t('share.race', { url });
+  return t('share.result', { result, score: mine.score, url });
 }
 
 // One player's result as a few plain lines (a race of one has no table).
