@@ -148,30 +148,14 @@ class RedisProcess:
                     return False  # loading, or refused: not ready
             return f"process_id:{self.proc.pid}\r\n".encode() in reply
 
-    def info(self, section: str) -> dict[str, str]:
-        """One INFO section as fields (``commandstats``: ``cmdstat_ping`` -> ``calls=3,...``)."""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as sock:
-            password = self._password()
-            if password is not None:
-                sock.sendall(f"AUTH {password}\r\n".encode())
-            sock.sendall(f"INFO {section}\r\nPING\r\n".encode())
-            reply = b""
-            while not reply.endswith(b"+PONG\r\n"):  # the PING's answer follows INFO's
-                data = sock.recv(65536)
-                if not data:
-                    break
-                reply += data
-        fields = {}
-        for line in reply.decode().splitlines():
-            name, colon, value = line.partition(":")
-            if colon and not name.startswith(("#", "$")):
-                fields[name] = value
-        return fields
-
     def calls(self, command: str) -> int:
-        """How many times the server has run ``command`` since it started."""
-        stats = self.info("commandstats").get(f"cmdstat_{command}", "calls=0")
-        return int(stats.split(",")[0].removeprefix("calls="))
+        """How many times the server has run ``command`` since it started (INFO commandstats)."""
+        client = redis.Redis(port=self.port, password=self._password(), socket_timeout=2)
+        try:
+            stats = client.info("commandstats").get(f"cmdstat_{command}", {"calls": 0})
+        finally:
+            client.close()
+        return int(stats["calls"])
 
     def _password(self) -> str | None:
         options = self.options
