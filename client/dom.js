@@ -294,8 +294,11 @@ export function setMe(account) {
 // The header's link: "Sign in", or the account's name.
 export async function showAccountLink() {
   const link = document.getElementById('account-link');
+  // The page's own English waits for no answer: the player's words at once.
+  if (link && !link.dataset.shown) link.textContent = t('nav.sign_in');
   const me = await whoAmI();
   if (!link) return;
+  link.dataset.shown = 'yes';
   link.textContent = me ? me.name : t('nav.sign_in');
   link.href = me ? me.url : '/account';
   // The review desk's link, for moderators only (the desk's routes refuse anyone else).
