@@ -6,7 +6,7 @@ held results and top results, daily and of rated races, with their signals,
 and confirms or disqualifies each with a note. The decision is kept in the
 store (:class:`~boulanger.broker.desk.DeskStore`), logged in the audit log,
 and followed wherever the result shows: the daily leaderboard and streaks
-(:meth:`DailyStore.decide`), ratings (:meth:`Accounts.follow_decisions`), a
+(:meth:`DailyStore.decide`), ratings (:meth:`RaceResults.follow_decisions`), a
 race's standings (:meth:`find_decisions`, read when a race is shown) and
 profiles. Every process reads the same store, so every process follows it.
 """
@@ -39,6 +39,7 @@ from ..race.review import (
 from .accounts import Accounts
 from .clock import now_ms
 from .hub import Hubs, RaceHub
+from .results import RaceResults
 
 log = logging.getLogger(__name__)
 
@@ -121,12 +122,19 @@ class Desk:
     """The review desk: who is a moderator, what they see, what their decisions do."""
 
     def __init__(
-        self, store: DeskStore, broker: Broker, daily: DailyStore, accounts: Accounts, hubs: Hubs
+        self,
+        store: DeskStore,
+        broker: Broker,
+        daily: DailyStore,
+        accounts: Accounts,
+        results: RaceResults,
+        hubs: Hubs,
     ) -> None:
         self.store = store
         self.broker = broker
         self.daily = daily
         self.accounts = accounts
+        self.race_results = results
         self.hubs = hubs
 
     async def moderator_of(self, conn: HTTPConnection) -> a.Account:
@@ -274,7 +282,7 @@ class Desk:
             if ranked is not None:  # every process's live leaderboard reads the day again
                 await self.broker.publish(daily_channel(day), published(day, ranked))
             return
-        await self.accounts.follow_decisions(target.subject.removeprefix("race:"))
+        await self.race_results.follow_decisions(target.subject.removeprefix("race:"))
 
     async def find_decisions(self, hub: RaceHub) -> None:
         """Note in ``hub`` the decisions on its race's results, for its snapshots (read

@@ -181,7 +181,7 @@ async def race_snapshot(request: Request) -> Response:
     if hub is None:
         raise Refused("unknown_race", "no such race")
     await hub.catch_up()
-    await server.accounts.find_deleted(hub)
+    await server.results.find_deleted(hub)
     await server.desk.find_decisions(hub)
     return JSONResponse(hub.snapshot(now_ms()))
 

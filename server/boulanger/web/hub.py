@@ -106,7 +106,7 @@ class RaceHub:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._over_done = False
         # Players whose account was deleted: snapshots show them as "deleted
-        # player" (see Accounts.find_deleted; read again at every welcome).
+        # player" (see RaceResults.find_deleted; read again at every welcome).
         self.deleted: frozenset[str] = frozenset()
         # Moderators' decisions on its results (see Desk.find_decisions), by player.
         self.decisions: dict[str, ReviewWire] = {}

@@ -25,6 +25,7 @@ from .limits import AddressLimits
 from .lines import Lines
 from .quick import QuickRaces
 from .races import Races
+from .results import RaceResults
 from .settings import Settings
 from .solving import SolverPool
 
@@ -79,8 +80,10 @@ class Server:
         self.accounts = Accounts(
             AccountStore(store.kv), settings, store.daily, desk, self.addresses
         )
+        # What a race's end does to its signed-in players' accounts (boulanger.web.results).
+        self.results = RaceResults(self.accounts.store, desk)
         # The review desk: moderators' decisions, followed everywhere (boulanger.web.desk).
-        self.desk = Desk(desk, self.broker, store.daily, self.accounts, self.hubs)
+        self.desk = Desk(desk, self.broker, store.daily, self.accounts, self.results, self.hubs)
         # Each win's line, measured by the solver and logged (boulanger.web.lines).
         self.lines = Lines(self.solver)
         self.races = Races(self.broker, settings, self.solver, self.daily)
@@ -116,7 +119,7 @@ class Server:
     async def _race_over(self, hub: RaceHub) -> None:
         await self.lines.settle(hub)  # results follow the verdict on every win's line
         await self.daily.on_over(hub)
-        await self.accounts.on_over(hub)
+        await self.results.on_over(hub)
 
     async def _sweep_loop(self) -> None:
         sweeps = 0

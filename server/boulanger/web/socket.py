@@ -218,7 +218,7 @@ class RaceSession(Session):
                     race.race_id, player_id, self.account.id
                 )
         with contextlib.suppress(BrokerUnavailable):  # else the names last read stay
-            await self.server.accounts.find_deleted(hub)
+            await self.server.results.find_deleted(hub)
             await self.server.desk.find_decisions(hub)
         hub.attach(conn)
         conn.send(self._welcome(token, message.ref))
