@@ -81,7 +81,7 @@ function cellsChoice(name, checked = 4) {
 
 // The name, asked once, above its field: the whole hint shows on a phone too.
 function nameField(id) {
-  const field = h('p', { class: 'name-field' },
+  const field = h('p', { class: 'name-field who' },
     h('label', { for: id }, t('name.label')),
     h('input', { id, maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: t('name.placeholder') }));
   whoAmI().then((me) => {

@@ -20,6 +20,7 @@ from playwright.sync_api import expect
 from support.servers import ServerProcess
 
 from .conftest import SERVER_ENV, Player
+from .test_accessibility import serious
 from .test_screenshots import shoot
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
@@ -89,6 +90,7 @@ def test_home_invites_play(players: Any, size: str, lang: str) -> None:
     assert placeholder_fits(p, "#home-name"), p.page.locator("#home-name").bounding_box()
     expect(p.page.locator("fieldset.cells-choice")).to_have_count(1)
     expect(p.page.locator("input[type=radio][name=cells]")).to_have_count(3)
+    assert serious(p, f"home {lang} {size}") == []
     shoot(p, f"home-{lang}-{size}")
 
 
@@ -121,6 +123,7 @@ def test_the_queue_counts_down_the_same_for_everyone_and_leave_frees_a_place(
     # Alone: something to do meanwhile.
     expect(ann.page.locator(".queue-side a")).to_be_visible()
     assert ann.page.locator(".queue-side a").get_attribute("target") == "_blank"
+    assert serious(ann, "queue alone") == []
     shoot(ann, "quick-en-phone-alone")
     # Someone at home sees them waiting.
     watcher = players("Dee", base=base, **DESKTOP)
@@ -139,6 +142,7 @@ def test_the_queue_counts_down_the_same_for_everyone_and_leave_frees_a_place(
     assert ann_waiting == bo_waiting == 2
     assert abs(ann_left - bo_left) <= 1 and 20 <= ann_left <= 30, (ann_left, bo_left)
     expect(ann.page.locator(".queue-side")).to_be_hidden()
+    assert serious(bo, "queue of two") == []
     shoot(ann, "quick-en-phone")
     shoot(bo, "quick-en-desktop")
     # A third comes and leaves: out of the race, and the others' count drops.

@@ -7,6 +7,7 @@ The deal is named: BK1-C4-AAAAAAC (Microsoft deal 2, 4 cells).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from playwright.sync_api import expect
