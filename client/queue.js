@@ -3,6 +3,7 @@
 // queue, and something to do while alone.
 
 import { h, saveRaceCreds } from './dom.js';
+import { play } from './feel.js';
 import { t } from './i18n.js';
 
 // The server's `queue` message: the players connected and the start time.
@@ -59,7 +60,7 @@ export function queueBlock(view) {
     view.role === 'player'
       ? h('p', { class: 'queue-side small', hidden: !alone },
         t('queue.meanwhile'), ' ',
-        h('a', { href: `/practice?cells=${view.race.cells || 4}`, target: '_blank', rel: 'noopener', class: 'button' }, t('queue.practise')))
+        h('a', { href: `/practice?cells=${view.race.cells || 4}`, target: '_blank', rel: 'noopener', class: 'button', onclick: () => callBack(view) }, t('queue.practise')))
       : null);
 }
 
@@ -69,4 +70,23 @@ export function leaveQueue(view) {
   saveRaceCreds(view.raceId, { token: null, quick: null });
   // The message leaves before the socket closes: the page changes on the next turn.
   setTimeout(() => view.navigate('/'), 50);
+}
+
+// Practising in another tab: when the race starts, this tab calls (its title
+// and a sound), so the player comes back in time for the countdown.
+function callBack(view) {
+  if (view.callingBack) return;
+  view.callingBack = setInterval(() => {
+    if (view.destroyed || !view.root.isConnected) {
+      clearInterval(view.callingBack);
+      return;
+    }
+    if (!view.race || view.race.state === 'lobby') return;
+    clearInterval(view.callingBack);
+    if (!document.hidden) return;
+    const title = document.title;
+    document.title = `▶ ${t('queue.started')}`;
+    play('event');
+    document.addEventListener('visibilitychange', () => { document.title = title; }, { once: true });
+  }, 500);
 }

@@ -123,6 +123,12 @@ def test_the_queue_counts_down_the_same_for_everyone_and_leave_frees_a_place(
     # Alone: something to do meanwhile.
     expect(ann.page.locator(".queue-side a")).to_be_visible()
     assert ann.page.locator(".queue-side a").get_attribute("target") == "_blank"
+    with ann.context.expect_page() as opened:
+        ann.page.click(".queue-side a")
+    side = opened.value
+    side.wait_for_selector(".race-page .board .card")  # a practice game, in its own tab
+    side.close()
+    expect(ann.page.locator(".quick-when")).to_contain_text("1 waiting")  # still queued
     assert serious(ann, "queue alone") == []
     shoot(ann, "quick-en-phone-alone")
     # Someone at home sees them waiting.
