@@ -4,6 +4,7 @@
 import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds, isRecordPath, whoAmI, showAccountLink, playingAs, onSignIn } from './dom.js';
 import { soundOn, setSound } from './feel.js';
 import { t, tn, LANGUAGES, language, pickLanguage, useLanguage, keepLanguage, known } from './i18n.js';
+import { quickFigures, dailyCard, tablePicture } from './home.js';
 
 const main = document.getElementById('main');
 const COME_BACK_MS = 2 * 3600 * 1000;
@@ -69,6 +70,7 @@ window.addEventListener('popstate', route);
 
 // -- home -----------------------------------------------------------------------
 
+// The one free-cells choice of the home page: for a quick race, a new race and practice.
 function cellsChoice(name, checked = 4) {
   return h('fieldset', { class: 'cells-choice' },
     h('legend', {}, t('cells.legend')),
@@ -77,9 +79,10 @@ function cellsChoice(name, checked = 4) {
       ` ${n} `, h('span', { class: 'small' }, n === 4 ? t('cells.classic') : n === 2 ? t('cells.hard') : t('cells.very_hard')))));
 }
 
+// The name, asked once, above its field: the whole hint shows on a phone too.
 function nameField(id) {
-  const field = h('p', {},
-    h('label', { for: id }, t('name.label'), ' '),
+  const field = h('p', { class: 'name-field who' },
+    h('label', { for: id }, t('name.label')),
     h('input', { id, maxlength: 24, autocomplete: 'nickname', value: savedName(), placeholder: t('name.placeholder') }));
   whoAmI().then((me) => {
     if (me) clear(field, playingAs(me), h('input', { id, type: 'hidden', value: me.name, 'data-account': '' }));
@@ -102,7 +105,7 @@ function readName(form, id) {
 
 function raceBody(form) {
   const code = form.querySelector('[name=code]').value.trim();
-  const cells = Number(form.querySelector('[name=cells]:checked').value);
+  const cells = Number(document.querySelector('[name=cells]:checked').value);
   return code ? { code } : { cells };
 }
 
@@ -163,7 +166,6 @@ function home() {
   const create = h('form', { class: 'panel', 'aria-labelledby': 'new-race' },
     h('h2', { id: 'new-race' }, t('home.new_race')),
     h('p', { class: 'small' }, t('home.new_race_about')),
-    cellsChoice('cells'),
     h('p', {},
       h('label', { for: 'home-code' }, t('home.code_label'), ' '),
       h('input', { id: 'home-code', name: 'code', placeholder: 'BK1-C4-…', autocomplete: 'off', spellcheck: 'false', size: 16 })),
@@ -193,7 +195,7 @@ function home() {
   });
 
   const joinInput = h('input', { id: 'join-link', placeholder: t('home.join_placeholder'), autocomplete: 'off', spellcheck: 'false' });
-  const join = h('form', { class: 'panel' },
+  const join = h('form', { class: 'panel join-home' },
     h('h2', {}, t('home.join')),
     h('p', {}, h('label', { for: 'join-link' }, t('home.join_label'), ' '), joinInput, ' ', h('button', { type: 'submit' }, t('home.go'))));
   join.addEventListener('submit', (e) => {
@@ -207,18 +209,21 @@ function home() {
     navigate(`/race/${match[1]}`);
   });
 
-  const quick = h('form', { class: 'panel quick', 'aria-labelledby': 'quick-race' },
-    h('h2', { id: 'quick-race' }, t('home.quick')),
-    h('p', { class: 'small' }, t('home.quick_about')),
-    cellsChoice('quick-cells'),
-    h('p', {}, h('button', { type: 'submit', class: 'primary', name: 'quick' }, t('home.quick_button'))));
+  // The way in: the name, the free cells, and one big button with the live figures.
+  const quick = h('form', { class: 'panel quick play', 'aria-labelledby': 'quick-race' },
+    h('h2', { id: 'quick-race', class: 'offscreen' }, t('home.quick')),
+    nameField('home-name'),
+    cellsChoice('cells'),
+    h('button', { type: 'submit', class: 'primary big', name: 'quick' },
+      h('span', { class: 'label' }, t('home.quick_button')), quickFigures()),
+    h('p', { class: 'small' }, t('home.quick_about')));
   quick.addEventListener('submit', async (e) => {
     e.preventDefault();
     if (!readName(document, 'home-name')) return;
     const button = quick.querySelector('button[name=quick]');
     button.disabled = true;
     try {
-      const cells = Number(quick.querySelector('[name=quick-cells]:checked').value);
+      const cells = Number(quick.querySelector('[name=cells]:checked').value);
       await quickRace(cells);
     } catch (error) {
       toast(t('home.quick_failed', { reason: error.message }), 'error', 6000);
@@ -232,20 +237,18 @@ function home() {
     form.addEventListener('pointerdown', warmRace, { once: true });
   }
   page(null,
-    h('section', { class: 'intro' },
-      h('h1', {}, t('home.title')),
-      h('p', {}, t('home.lead'), ' ',
-        h('a', { href: '/rules', 'data-link': '' }, t('home.rules_link')))),
+    h('section', { class: 'intro hero' },
+      h('div', {},
+        h('h1', {}, t('home.title')),
+        h('p', {}, t('home.lead'), ' ',
+          h('a', { href: '/rules', 'data-link': '' }, t('home.rules_link')))),
+      tablePicture()),
     comeBack,
-    h('div', { class: 'panel who' }, nameField('home-name')),
+    quick,
     h('div', { class: 'home-grid' },
-      quick,
+      dailyCard(),
       create,
-      join,
-      h('div', { class: 'panel' },
-        h('h2', {}, t('home.daily')),
-        h('p', {}, t('home.daily_about')),
-        h('p', {}, h('a', { href: '/daily', class: 'button primary', 'data-link': '' }, t('home.daily_play'))))));
+      join));
 }
 
 // -- rules (loaded when asked for) ------------------------------------------------
@@ -315,7 +318,7 @@ function desk() {
 // The race page's modules (race.js and what it imports) are loaded when a
 // race is opened, not on the home page: a first visit does not pay for them.
 // A page opened on a race asks for all of them at once (RACE_MODULES).
-const RACE_MODULES = ['race.js', 'board.js', 'rules.js', 'net.js', 'track.js', 'results.js'];
+const RACE_MODULES = ['race.js', 'board.js', 'rules.js', 'net.js', 'track.js', 'results.js', 'queue.js'];
 
 export function warmRace() {
   for (const name of RACE_MODULES) {

@@ -10,6 +10,7 @@ import { BoardView } from './board.js';
 import * as R from './rules.js';
 import { placeLine, progressEvent, renderMeBar, renderStandings } from './track.js';
 import { resultsPanel } from './results.js';
+import { onQueue, onPlayerLeft, queueBlock, queueText } from './queue.js';
 import { t, tn, day } from './i18n.js';
 
 const CONN_TEXT = {
@@ -229,8 +230,9 @@ export class RaceView {
         if (msg.player && !this.players.has(msg.player.player_id) && msg.player.player_id !== this.me) this.event(t('feed.joined', { name: msg.player.name }));
         this.setPlayer(msg.player);
         this.race.state = msg.race_state || this.race.state;
-        if (this.players.size >= 2 && !this.quickSecondAt) this.quickSecondAt = this.serverNow();
         return this.render();
+      case 'queue': return onQueue(this, msg);
+      case 'player_left': return onPlayerLeft(this, msg);
       case 'race_starting':
         Object.assign(this.race, { state: msg.race_state || 'countdown', start_at: msg.start_at, ends_at: msg.ends_at });
         // The deal arrives now: a secret one was in no snapshot. Today's daily
@@ -918,14 +920,14 @@ export class RaceView {
       this.race.practice || this.creds.daily ? null : h('p', { class: 'small fair-play' }, this.race.open_boards
         ? t('lobby.open_boards')
         : t('lobby.fair_play')),
-      h('p', {}, t('lobby.count', { count, most: 8 })),
+      this.creds.quick ? null : h('p', {}, t('lobby.count', { count, most: 8 })),
       this.race.winnable === false
         ? h('p', { class: 'notice', role: 'note' }, t('lobby.no_win'))
         : null);
     const quick = this.creds.quick;
     if (quick) {
-      // Nobody hosts a quick race: the server starts it.
-      panel.appendChild(h('p', { class: 'quick-when' }, this.quickText()));
+      // Nobody hosts a quick race: the server starts it (queue.js).
+      panel.insertBefore(queueBlock(this), panel.children[1]);
     } else if (this.isHost() && this.creds.autostart) {
       panel.appendChild(h('p', {}, t('lobby.starting')));
     } else if (this.isHost()) {
@@ -937,11 +939,7 @@ export class RaceView {
   }
 
   quickText() {
-    const quick = this.creds.quick;
-    if (this.players.size < 2) return t('quick.alone', { seconds: quick.wait_s, count: quick.players });
-    const second = this.quickSecondAt;
-    const left = second ? Math.max(0, Math.ceil((second + quick.wait_s * 1000 - this.serverNow()) / 1000)) : 0;
-    return left ? t('quick.soon', { seconds: left, count: quick.players }) : t('quick.now', { count: quick.players });
+    return queueText(this);
   }
 
   countdownText() {

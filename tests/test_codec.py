@@ -13,6 +13,7 @@ from boulanger.race.events import (
     Event,
     Joined,
     Judged,
+    Left,
     LineMeasured,
     Logged,
     RematchOpened,
@@ -66,6 +67,7 @@ LOGGED: list[tuple[Event, str]] = [
         '{"kind":"join","at":6,"player_id":"p2","name":"Bo","host":false,"token_hash":"cd34",'
         '"signed_in":true,"rating":312}',
     ),
+    (Left(8, "p3"), '{"kind":"leave","at":8,"player_id":"p3"}'),
 ]
 
 

@@ -30,6 +30,7 @@ from .race.events import (
     Event,
     Joined,
     Judged,
+    Left,
     LineMeasured,
     Logged,
     RematchOpened,
@@ -173,6 +174,8 @@ def event_to_dict(event: Event) -> dict[str, Any]:
                 joined["signed_in"] = True
                 joined["rating"] = rating
             return joined
+        case Left(at, player_id):
+            return {"kind": "leave", "at": at, "player_id": player_id}
         case Started(at, start_at):
             return {"kind": "start", "at": at, "start_at": start_at}
         case Ended(at, reason):
@@ -209,6 +212,8 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             bool(data.get("signed_in", False)),
             data.get("rating"),
         )
+    if kind == "leave":
+        return Left(at, data["player_id"])
     if kind == "start":
         return Started(at, data["start_at"])
     if kind == "over":

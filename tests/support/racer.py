@@ -10,7 +10,14 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-EVENT_TYPES = {"player_joined", "race_starting", "progress", "race_over", "rematch"}
+EVENT_TYPES = {
+    "player_joined",
+    "player_left",
+    "race_starting",
+    "progress",
+    "race_over",
+    "rematch",
+}
 
 
 async def create_race(base: str, **body: Any) -> dict[str, Any]:

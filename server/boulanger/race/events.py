@@ -34,6 +34,15 @@ class Joined:
 
 
 @dataclass(frozen=True, slots=True)
+class Left:
+    """A player left the lobby before the start: they are no longer in the race."""
+
+    kind: ClassVar[str] = "leave"
+    at: int
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class Started:
     """The race starts at ``start_at`` (after the countdown)."""
 
@@ -113,12 +122,22 @@ class RematchOpened:
     url: str
 
 
-Event = Joined | Started | Acted | Resigned | Judged | LineMeasured | Ended | RematchOpened
+Event = Joined | Left | Started | Acted | Resigned | Judged | LineMeasured | Ended | RematchOpened
 # A player's own events: the ones whose append depends on that player's events only.
 PlayerEvent = Acted | Resigned | Judged
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
-    for cls in (Joined, Started, Acted, Resigned, Judged, LineMeasured, Ended, RematchOpened)
+    for cls in (
+        Joined,
+        Left,
+        Started,
+        Acted,
+        Resigned,
+        Judged,
+        LineMeasured,
+        Ended,
+        RematchOpened,
+    )
 }
 
 

@@ -74,6 +74,13 @@ class Start(Message):
 
 
 @dataclass(slots=True)
+class Leave(Message):
+    """A player leaves the lobby before the start (a quick race's queue, say)."""
+
+    type: ClassVar[str] = "leave"
+
+
+@dataclass(slots=True)
 class MoveAction(Message):
     """Move ``count`` cards from ``src`` to ``dst`` (place names)."""
 
@@ -252,6 +259,31 @@ class PlayerJoined(Message):
 
 
 @dataclass(slots=True)
+class PlayerLeft(Message):
+    """Event: a player left the lobby; they are no longer in the race."""
+
+    type: ClassVar[str] = "player_left"
+    seq: int
+    prev_seq: int
+    race_state: str
+    player_id: str
+    leaderboard: list[str]
+
+
+@dataclass(slots=True)
+class QueueState(Message):
+    """A quick race's queue, to everyone connected to it while it waits: the
+    players connected, how many start it at once, and when it starts at the
+    latest (None until a second player is connected)."""
+
+    type: ClassVar[str] = "queue"
+    waiting: int
+    players: int
+    start_by: int | None
+    now: int
+
+
+@dataclass(slots=True)
 class RaceStarting(Message):
     """Event: the race starts at ``start_at``, and its deal."""
 
@@ -378,6 +410,7 @@ CLIENT_MESSAGES: dict[str, type[Message]] = {
     for cls in (
         Join,
         Start,
+        Leave,
         MoveAction,
         Tap,
         DoubleTap,
@@ -399,6 +432,8 @@ SERVER_MESSAGES: dict[str, type[Message]] = {
         Reject,
         Error,
         PlayerJoined,
+        PlayerLeft,
+        QueueState,
         RaceStarting,
         Progress,
         RaceOver,

@@ -4,7 +4,8 @@ Pure logic, no I/O: the web layer (boulanger.web.quick) asks where a
 newcomer goes, tells how many players have joined, and starts the race when
 this module says so. A quick race takes players until it has ``players`` of
 them (8) or has started; it starts by itself once ``players`` have joined,
-or ``wait_ms`` (20 s) after its second player joined. A race nobody else
+or ``wait_ms`` (20 s) after its second player joined (counted again from
+the next second player when all but one have left). A race nobody else
 came to stops taking newcomers after ``expire_ms``, so that a forgotten tab
 does not hold the queue.
 
@@ -121,6 +122,8 @@ class QuickQueue:
             return False
         if joined >= 2 and race.second_at is None:
             race.second_at = now
+        elif joined < 2:
+            race.second_at = None  # back to one (the other left): wait for a second again
         due = race.second_at is not None and now >= race.second_at + self.wait_ms
         return joined >= self.players or due
 

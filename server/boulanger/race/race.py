@@ -41,6 +41,7 @@ from .events import (
     Event,
     Joined,
     Judged,
+    Left,
     LineMeasured,
     RematchOpened,
     Resigned,
@@ -285,6 +286,7 @@ class Race:
         self.code = GameCode.parse(meta.code)
         self.seq = 0
         self.players: dict[str, Player] = {}
+        self.joins = 0  # players who ever joined (one who left keeps their number)
         self.start_at: int | None = None
         self.ends_at: int | None = None
         self.over_reason: EndReason | None = None
@@ -505,6 +507,17 @@ class Race:
         host = holds_key and self.host_id is None
         return Joined(now, player_id, name, host, secret_hash(token), signed_in, rating)
 
+    def decide_leave(self, player_id: str, now: int) -> Left:
+        """A player's leaving the lobby; refused once the race has started (resign
+        then), and to the host, who starts the race."""
+        if self.over_reason is not None:
+            raise Refused("race_over", "the race is over")
+        if self.start_at is not None:
+            raise Refused("already_started", "the race has started; resign instead")
+        if player_id == self.host_id:
+            raise Refused("not_host", "the host cannot leave the lobby; close the race instead")
+        return Left(now, player_id)
+
     def decide_start(self, player_id: str, now: int) -> Started:
         """The start event; refused unless the host starts a race not started."""
         if self.over_reason is not None:
@@ -653,6 +666,8 @@ class Race:
                 return self._line_measured(seq, prev, event)
             case Joined():
                 return self._joined(seq, prev, event)
+            case Left():
+                return self._left(seq, prev, event)
             case Started():
                 return self._started(seq, prev, event)
             case Ended():
@@ -679,17 +694,24 @@ class Race:
             name=event.name,
             host=event.host,
             token_hash=event.token_hash,
-            order=len(self.players),
+            order=self.joins,
             game=Game(self.code),
             signed_in=event.signed_in,
             rating=event.rating,
         )
         player.place = self._leaderboard_key(player)
+        self.joins += 1
         self.players[player.player_id] = player
         standing = self.standing(player)
         player.shown = standing.seen()
         self.told_state = self.state(event.at)
         return p.PlayerJoined(seq, prev, self.told_state, standing.to_wire())
+
+    def _left(self, seq: int, prev: int, event: Left) -> p.Message:
+        self.players.pop(event.player_id, None)
+        self.told_state = self.state(event.at)
+        self.told_order = [s.player_id for s in self.standings()]
+        return p.PlayerLeft(seq, prev, self.told_state, event.player_id, self.told_order)
 
     def _started(self, seq: int, prev: int, event: Started) -> p.Message:
         self.start_at = event.start_at

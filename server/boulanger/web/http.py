@@ -165,6 +165,11 @@ async def quick_race(request: Request) -> Response:
     return JSONResponse(answer)
 
 
+async def quick_counts(request: Request) -> Response:
+    """``GET /api/quick``: how many players wait in quick races and race now."""
+    return JSONResponse(await _server(request).quick.counts())
+
+
 async def _race(request: Request) -> Race | None:
     """The request's race, brought up to date with its log; None when unknown."""
     hub = await _server(request).hubs.get(request.path_params["race_id"])
@@ -207,6 +212,7 @@ def routes() -> list[BaseRoute]:
         Route("/healthz", healthz),
         Route("/api/races", create_race, methods=["POST"]),
         Route("/api/quick", quick_race, methods=["POST"]),
+        Route("/api/quick", quick_counts, methods=["GET"]),
         Route("/api/races/{race_id}", race_snapshot),
         Route("/api/races/{race_id}/records/{player_id}", race_record),
     ]

@@ -507,6 +507,10 @@ class Hubs:
     def on_resync(self) -> None:
         """Control messages may have been lost: there is nothing to read them back from."""
 
+    def all(self) -> list[RaceHub]:
+        """This process's hubs now."""
+        return list(self._hubs.values())
+
     def local(self, race_id: str) -> RaceHub | None:
         """The race's hub in this process, if it has one now (nothing is read)."""
         return self._hubs.get(race_id)

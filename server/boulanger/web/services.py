@@ -87,7 +87,9 @@ class Server:
         # Each win's line, measured by the solver and logged (boulanger.web.lines).
         self.lines = Lines(self.solver)
         self.races = Races(self.broker, settings, self.solver, self.daily)
-        self.quick = QuickRaces(settings, self.races, self.hubs)  # the queue of POST /api/quick
+        self.quick = QuickRaces(
+            settings, self.races, self.hubs, store.kv
+        )  # the queue of POST /api/quick
         self.stopping = False
         self._sweeper: asyncio.Task[None] | None = None
 

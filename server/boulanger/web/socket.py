@@ -152,6 +152,8 @@ class RaceSession(Session):
             await self._act(message)
         elif isinstance(message, p.Start):
             await self.hub.submit(lambda: race.decide_start(self._player_id(), now_ms()))
+        elif isinstance(message, p.Leave):
+            await self._leave()
         elif isinstance(message, p.Watch):
             self._watch(message.player_id, message.ref)
         elif isinstance(message, p.Rematch):
@@ -160,6 +162,13 @@ class RaceSession(Session):
             await self._hint(message.ref)
         else:  # pragma: no cover - every client type is handled above
             raise Refused("unknown_type", f"unexpected {message.type}")
+
+    async def _leave(self) -> None:
+        """The player leaves the lobby: out of the race, this connection watches it."""
+        player_id = self._player_id()
+        race = self.hub.race
+        await self.hub.submit(lambda: race.decide_leave(player_id, now_ms()))
+        self.conn.role, self.conn.player_id = Role.SPECTATOR, None
 
     def _player_id(self) -> str:
         if self.conn.role is not Role.PLAYER or self.conn.player_id is None:
