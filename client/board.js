@@ -248,7 +248,8 @@ export class BoardView {
     area.appendChild(note);
     note.hidden = false;
     const box = area.getBoundingClientRect();
-    const at = anchor.getBoundingClientRect();
+    // Where the card lies on the board (not where a drag let it go: it snaps back).
+    const at = anchor.classList.contains('card') && anchor.parentElement ? this.layoutRect(anchor) : anchor.getBoundingClientRect();
     const viewWidth = document.documentElement.clientWidth || window.innerWidth;
     const viewHeight = window.innerHeight;
     const width = Math.max(0, Math.min(box.width - 8, viewWidth - 8, 320));
