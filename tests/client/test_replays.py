@@ -88,7 +88,9 @@ def test_two_replays_side_by_side_play_step_and_scrub(
     # The review of Bo's game names the move that lost it and a way to win.
     review = viewer.page.locator(".review")
     expect(review.locator(".finding")).to_contain_text("lost the game")
-    expect(review.locator(".losing-line")).to_have_text(re.compile(r"^\d+\.\ds .+ → .+"))
+    expect(review.locator(".losing-line")).to_have_text(
+        re.compile(r"^move .+ from column \d to .+")
+    )
     expect(review.locator(".continuation")).to_contain_text("→")
     # Cy can be added beside them.
     expect(viewer.page.locator(".replay-add a", has_text="Cy")).to_be_visible()
@@ -109,7 +111,7 @@ def test_two_replays_side_by_side_play_step_and_scrub(
     viewer.page.keyboard.press("ArrowLeft")
     assert _moves(viewer, 0) + _moves(viewer, 1) == 0
     # The review jumps to the position before the losing move.
-    review.locator("button", has_text="before it").click()
+    review.locator("button", has_text="Show it on the board").click()
     expect(viewer.page.locator(".replay-line").first).to_have_text("The deal")
     # Played at 4x, to the end: Ann's game shows her win, Bo's his last move.
     viewer.page.click("button.speed >> text=4x")
