@@ -330,9 +330,10 @@ export class BoardView {
       const next = ends.from.nextElementSibling;
       const shown = next && next.classList.contains('card') ? Math.max(8, next.offsetTop - ends.from.offsetTop) : a.height;
       const x1 = a.left + a.width / 2 - box.left;
-      const y1 = a.top + Math.min(shown, a.height) / 2 - box.top;
+      const y1 = a.top + Math.min(shown, a.height) * 0.6 - box.top;
       const x2 = b.left + b.width / 2 - box.left;
-      const y2 = b.top + Math.min(b.height / 2, b.width * 0.7) - box.top;
+      // Into the upper part of a place: a move from the same card starts lower.
+      const y2 = b.top + Math.min(b.height * 0.35, b.width * 0.5) - box.top;
       // A gentle curve, bent one way for the first arrow and the other for the second.
       const dx = x2 - x1;
       const dy = y2 - y1;

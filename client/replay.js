@@ -149,7 +149,8 @@ export class ReplayPage {
     const code = this.games[0].code;
     this.playButton = h('button', { type: 'button', class: 'primary play', onclick: () => this.toggle() }, t('replay.play'));
     this.speedButtons = SPEEDS.map((s) => h('button', { type: 'button', class: 'speed', 'aria-pressed': String(s === this.speed), onclick: () => this.setSpeed(s) }, `${s}x`));
-    this.scrubber = h('input', { type: 'range', class: 'scrubber', min: 0, max: String(this.end), step: 100, value: '0', 'aria-label': t('replay.time_label'), oninput: (e) => this.seek(Number(e.target.value)) });
+    // Its last step reaches the end even when the end is not a whole step.
+    this.scrubber = h('input', { type: 'range', class: 'scrubber', min: 0, max: String(Math.ceil(this.end / 100) * 100), step: 100, value: '0', 'aria-label': t('replay.time_label'), oninput: (e) => this.seek(Number(e.target.value)) });
     this.clockEl = h('span', { class: 'replay-clock', 'aria-live': 'off' });
     this.reviewEl = h('div', { class: 'panel review', hidden: true });
     const shown = new Set(this.ids);
