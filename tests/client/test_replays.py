@@ -15,6 +15,7 @@ from support.racer import Racer, create_race
 from support.servers import ServerProcess
 
 from .conftest import Player
+from .test_accessibility import serious
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -462,6 +463,8 @@ def test_the_key_move_is_shown_on_the_board_in_its_labels(
         assert _in_viewport(viewer, end.bounding_box())
     lang = locale[:2]
     viewer.screenshot(f"replay-key-{size}-{lang}")
+    # Nothing serious for axe with the arrows drawn (they are pictures of the words).
+    assert serious(viewer, f"replay {size} {lang}") == []
     # A step away takes the arrows off; back at the position, they are drawn again.
     viewer.page.locator("button.step.forward").click()
     expect(game.locator(".move-arrow")).to_have_count(0)
