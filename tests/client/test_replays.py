@@ -385,6 +385,12 @@ def test_a_phone_compares_two_games_one_swipe_apart(players: Any, finished: dict
         }"""
     )
     expect(tabs.nth(0)).to_have_attribute("aria-pressed", "true")
+    # No sideways scroll of the page at the narrowest phones nor at a tablet's width.
+    for width in (320, 768):
+        viewer.page.set_viewport_size({"width": width, "height": 844})
+        viewer.page.wait_for_function(
+            "(width) => document.documentElement.scrollWidth <= width", arg=width
+        )
 
 
 @pytest.mark.parametrize(
@@ -461,6 +467,12 @@ def test_the_key_move_is_shown_on_the_board_in_its_labels(
         # In sight: the page brought the board to the eye.
         assert _in_viewport(viewer, start.bounding_box())
         assert _in_viewport(viewer, end.bounding_box())
+    if size == "desktop":
+        # Both games in one screen's width, side by side.
+        boards = [b.bounding_box() for b in viewer.page.locator(".replay-game .board").all()]
+        assert len(boards) == 2 and boards[0] and boards[1]
+        assert boards[0]["y"] == boards[1]["y"], boards
+        assert boards[1]["x"] + boards[1]["width"] <= 1440, boards
     lang = locale[:2]
     viewer.screenshot(f"replay-key-{size}-{lang}")
     # Nothing serious for axe with the arrows drawn (they are pictures of the words).
