@@ -115,15 +115,16 @@ export class BoardView {
     const cells = Array.from({ length: cellCount }, (_, i) => slot(`cell${i + 1}`, KEY_CELLS[i], 'cell'));
     const foundationSlots = R.SUITS.map((suit) => h('div', { class: `slot foundation-slot suit-${suit}`, 'data-suit': suit },
       h('span', { class: 'ghost', 'aria-hidden': 'true' }, `A${R.SUIT_SYMBOLS[suit]}`)));
-    const foundations = h('div', { class: 'foundations', 'data-place': 'foundation', tabindex: 0, role: 'button' },
-      h('span', { class: 'key', 'aria-hidden': 'true' }, 'f'), foundationSlots);
+    const foundations = h('div', { class: 'foundations', 'data-place': 'foundation', tabindex: 0, role: 'button' }, foundationSlots);
     const columns = Array.from({ length: 8 }, (_, i) => h('div', { class: 'column', 'data-place': `col${i + 1}`, tabindex: 0, role: 'button' },
       h('span', { class: 'key', 'aria-hidden': 'true' }, String(i + 1))));
     const tableau = h('div', { class: 'tableau' }, columns);
     clear(this.el,
       h('div', { class: 'top-row' },
         h('div', { class: 'cells' }, h('span', { class: 'caption', 'aria-hidden': 'true' }, t('board.cells', { count: cellCount })), cells),
-        h('span', { class: 'caption foundations-caption', 'aria-hidden': 'true' }, t('board.foundations')),
+        // The foundations' key (f) is told by their caption, as a key cap:
+        // over the four slots a lone letter read as a stray one.
+        h('span', { class: 'caption foundations-caption', 'aria-hidden': 'true', 'data-key': 'f' }, t('board.foundations')),
         foundations),
       tableau);
     this.places = { cellCount, cells, foundations, foundationSlots, columns, tableau };
@@ -232,7 +233,9 @@ export class BoardView {
   }
 
   // A one-line note next to a place or a card (an error, a hint), instead of
-  // far away over the board; it goes by itself.
+  // far away over the board; it goes by itself. It sits under the card when
+  // there is room in the window, else above it, and never outside the window
+  // (a board fitted to the window's height has its last cards at the edge).
   note(target, text) {
     if (!text) return;
     const anchor = (target && this.cards.get(target)) || (target && this.placeElement(target)) || this.el;
@@ -243,17 +246,119 @@ export class BoardView {
     const note = this.noteEl;
     note.textContent = text;
     area.appendChild(note);
-    const box = area.getBoundingClientRect();
-    const at = anchor.getBoundingClientRect();
-    const top = Math.min(at.bottom, box.bottom - 8) - box.top + 6;
-    note.style.top = `${Math.max(0, top)}px`;
-    const width = Math.min(box.width - 8, 320);
-    const left = Math.max(4, Math.min(at.left - box.left + at.width / 2 - width / 2, box.width - width - 4));
-    note.style.left = `${left}px`;
-    note.style.width = `${width}px`;
     note.hidden = false;
+    const box = area.getBoundingClientRect();
+    // Where the card lies on the board (not where a drag let it go: it snaps back).
+    const at = anchor.classList.contains('card') && anchor.parentElement ? this.layoutRect(anchor) : anchor.getBoundingClientRect();
+    const viewWidth = document.documentElement.clientWidth || window.innerWidth;
+    const viewHeight = window.innerHeight;
+    const width = Math.max(0, Math.min(box.width - 8, viewWidth - 8, 320));
+    note.style.width = `${width}px`;
+    const height = note.offsetHeight;
+    // In the window's coordinates: under the card, else above it, else inside.
+    let top = Math.min(at.bottom, box.bottom - 8) + 6;
+    if (top + height > viewHeight - 4) top = at.top - height - 6;
+    top = Math.max(4, Math.min(top, viewHeight - height - 4));
+    let left = at.left + at.width / 2 - width / 2;
+    left = Math.max(box.left + 4, Math.min(left, box.right - width - 4));
+    left = Math.max(4, Math.min(left, viewWidth - width - 4));
+    note.style.top = `${top - box.top}px`;
+    note.style.left = `${left - box.left}px`;
     clearTimeout(this.noteTimer);
     this.noteTimer = setTimeout(() => { note.hidden = true; }, NOTE_MS);
+  }
+
+  // -- arrows: a move drawn on the board (a review's key move) -------------
+
+  // Arrows from a move's cards to where they go, over this board as it is
+  // drawn now: [{src, dst, count, kind}] (kind: a class, "played" or
+  // "better"); [] takes them away. They follow the board when it is resized.
+  showArrows(moves) {
+    this.arrowMoves = moves && moves.length ? moves : null;
+    this.drawArrows();
+  }
+
+  // A card's or a place's box where the layout puts it, in the window's
+  // coordinates: a card still sliding into place is measured at its end.
+  layoutRect(el) {
+    if (!el.classList.contains('card')) return el.getBoundingClientRect();
+    const place = el.parentElement.getBoundingClientRect();
+    const left = place.left + el.offsetLeft;
+    const top = place.top + el.offsetTop;
+    return { left, top, right: left + el.offsetWidth, bottom: top + el.offsetHeight, width: el.offsetWidth, height: el.offsetHeight };
+  }
+
+  // The element a move's arrow starts from (the lowest card moved) and the
+  // one it points at (the card it goes on, the cell, the foundation's slot).
+  arrowEnds(move) {
+    const board = this.board;
+    const cards = R.movingCards(board, move.src, move.count || 1);
+    const from = cards[0] && this.cards.get(cards[0]);
+    const to = R.parsePlace(move.dst);
+    let target = null;
+    if (to && to.kind === 'col') {
+      const col = board.columns[to.index];
+      target = col.length ? this.cards.get(col[col.length - 1]) : this.places.columns[to.index];
+    } else if (to && to.kind === 'cell') {
+      target = this.places.cells[to.index];
+    } else if (to && cards[0]) {
+      target = this.places.foundationSlots[R.SUITS.indexOf(R.suitOf(cards[0]))];
+    }
+    return from && target ? { from, target } : null;
+  }
+
+  drawArrows() {
+    if (this.arrowEl) this.arrowEl.remove();
+    this.arrowEl = null;
+    const moves = this.arrowMoves;
+    const area = this.el.parentElement;
+    if (!moves || !area || !this.places || !this.board) return;
+    const ns = 'http://www.w3.org/2000/svg';
+    const make = (tag, attrs) => {
+      const el = document.createElementNS(ns, tag);
+      for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, String(value));
+      return el;
+    };
+    const box = area.getBoundingClientRect();
+    const svg = make('svg', { class: 'move-arrows', width: box.width, height: box.height, viewBox: `0 0 ${box.width} ${box.height}`, 'aria-hidden': 'true' });
+    moves.forEach((move, i) => {
+      const ends = this.arrowEnds(move);
+      if (!ends) return;
+      const a = this.layoutRect(ends.from);
+      const b = this.layoutRect(ends.target);
+      // From the middle of the part of the card in sight (a run covers the rest).
+      const next = ends.from.nextElementSibling;
+      const shown = next && next.classList.contains('card') ? Math.max(8, next.offsetTop - ends.from.offsetTop) : a.height;
+      const x1 = a.left + a.width / 2 - box.left;
+      const y1 = a.top + Math.min(shown, a.height) * 0.6 - box.top;
+      const x2 = b.left + b.width / 2 - box.left;
+      // Into the upper part of a place: a move from the same card starts lower.
+      const y2 = b.top + Math.min(b.height * 0.35, b.width * 0.5) - box.top;
+      // A gentle curve, bent one way for the first arrow and the other for the second.
+      const dx = x2 - x1;
+      const dy = y2 - y1;
+      const length = Math.hypot(dx, dy) || 1;
+      const bend = Math.min(60, length * 0.25) * (i % 2 ? -1 : 1);
+      const cx = (x1 + x2) / 2 - (dy / length) * bend;
+      const cy = (y1 + y2) / 2 + (dx / length) * bend;
+      const head = Math.max(10, Math.min(18, a.width * 0.3));
+      const ax = x2 - cx;
+      const ay = y2 - cy;
+      const al = Math.hypot(ax, ay) || 1;
+      const ux = ax / al;
+      const uy = ay / al;
+      const bx = x2 - ux * head;
+      const by = y2 - uy * head;
+      const g = make('g', { class: `move-arrow ${move.kind || 'played'}`, 'data-src': move.src, 'data-dst': move.dst });
+      g.append(
+        make('path', { class: 'arrow-line', d: `M ${x1} ${y1} Q ${cx} ${cy} ${bx} ${by}` }),
+        make('polygon', { class: 'arrow-head', points: `${x2},${y2} ${bx - uy * head * 0.55},${by + ux * head * 0.55} ${bx + uy * head * 0.55},${by - ux * head * 0.55}` }),
+        make('circle', { class: 'arrow-start', cx: x1, cy: y1, r: 5 }),
+        make('circle', { class: 'arrow-end', cx: x2, cy: y2, r: 2 }));
+      svg.append(g);
+    });
+    area.append(svg);
+    this.arrowEl = svg;
   }
 
   // "Not there": the card shakes and says why in a line.
@@ -298,6 +403,7 @@ export class BoardView {
       const count = String(Math.max(n, 1));
       if (column.style.getPropertyValue('--count') !== count) column.style.setProperty('--count', count);
     });
+    if (this.arrowMoves) this.drawArrows();
   }
 
   // -- pointer: drag, tap, double tap ------------------------------------

@@ -1,13 +1,15 @@
 // The replay viewer: one to four recorded games of a deal played back at their
 // real pace, side by side on one clock (the times since the race's start),
 // with play/pause, 1x/2x/4x, step back and forward and a scrubber; and the
-// solver's review of the first game. The server sends every frame
+// solver's review of the first game, its key move drawn on the board as an
+// arrow and said in words. On a phone the games are one swipe apart, with a
+// tab for each (its name and cards). The server sends every frame
 // (GET .../records/{id}/replay, docs/protocol.md "Replays").
 
 import { h, clear, clock, api, ghostLink } from './dom.js';
 import { BoardView } from './board.js';
 import { t, tn, num } from './i18n.js';
-import { moveText } from './rules.js';
+import { moveText, moveWords } from './rules.js';
 
 export const MAX_GAMES = 4;
 const SPEEDS = [1, 2, 4];
@@ -87,6 +89,9 @@ export class ReplayPage {
     // After a step: how many actions of all games are shown (two may share a
     // millisecond, so a time alone cannot say); null while the clock decides.
     this.cursor = null;
+    // The review's key move: {frame, moves} on the first game's board, drawn
+    // as arrows whenever that frame is shown once asked for (shown: true).
+    this.key = null;
   }
 
   async mount() {
@@ -144,7 +149,8 @@ export class ReplayPage {
     const code = this.games[0].code;
     this.playButton = h('button', { type: 'button', class: 'primary play', onclick: () => this.toggle() }, t('replay.play'));
     this.speedButtons = SPEEDS.map((s) => h('button', { type: 'button', class: 'speed', 'aria-pressed': String(s === this.speed), onclick: () => this.setSpeed(s) }, `${s}x`));
-    this.scrubber = h('input', { type: 'range', class: 'scrubber', min: 0, max: String(this.end), step: 100, value: '0', 'aria-label': t('replay.time_label'), oninput: (e) => this.seek(Number(e.target.value)) });
+    // Its last step reaches the end even when the end is not a whole step.
+    this.scrubber = h('input', { type: 'range', class: 'scrubber', min: 0, max: String(Math.ceil(this.end / 100) * 100), step: 100, value: '0', 'aria-label': t('replay.time_label'), oninput: (e) => this.seek(Number(e.target.value)) });
     this.clockEl = h('span', { class: 'replay-clock', 'aria-live': 'off' });
     this.reviewEl = h('div', { class: 'panel review', hidden: true });
     const shown = new Set(this.ids);
@@ -164,8 +170,43 @@ export class ReplayPage {
         this.clockEl),
       this.scrubber,
       add,
-      h('div', { class: `replay-games games-${this.games.length}` }, this.games.map((g) => g.el)),
+      this.tabs(),
+      this.gamesEl,
       this.reviewEl));
+  }
+
+  // On a phone the games are one swipe apart: a tab for each says whose game
+  // is in sight and how far it has come, and brings it into sight.
+  tabs() {
+    this.gamesEl = h('div', { class: `replay-games games-${this.games.length}` }, this.games.map((g) => g.el));
+    if (this.games.length < 2) return null;
+    this.games.forEach((game, i) => {
+      game.tabCards = h('span', { class: 'tab-cards' });
+      game.tab = h('button', { type: 'button', class: 'replay-tab', 'aria-pressed': String(i === 0), onclick: () => this.showGame(i) },
+        h('span', { class: 'tab-name' }, game.name), ' ', game.tabCards);
+    });
+    this.gamesEl.addEventListener('scroll', () => this.inSight(), { passive: true });
+    return h('div', { class: 'replay-tabs', role: 'group', 'aria-label': t('replay.games_label') }, this.games.map((g) => g.tab));
+  }
+
+  // The game whose left edge is nearest the strip's: the one in sight.
+  inSight() {
+    const left = this.gamesEl.getBoundingClientRect().left;
+    let best = 0;
+    this.games.forEach((game, i) => {
+      if (Math.abs(game.el.getBoundingClientRect().left - left) < Math.abs(this.games[best].el.getBoundingClientRect().left - left)) best = i;
+    });
+    this.games.forEach((game, i) => {
+      if (game.tab && game.tab.getAttribute('aria-pressed') !== String(i === best)) game.tab.setAttribute('aria-pressed', String(i === best));
+    });
+    return best;
+  }
+
+  showGame(i) {
+    const strip = this.gamesEl;
+    const left = strip.scrollLeft + this.games[i].el.getBoundingClientRect().left - strip.getBoundingClientRect().left;
+    strip.scrollTo({ left, behavior: 'auto' });
+    this.inSight();
   }
 
   // Draw every game at `now`.
@@ -175,6 +216,7 @@ export class ReplayPage {
       const frame = counts ? game.frames[counts[i]] : frameAt(game.frames, this.now);
       if (game.shown !== frame) {
         game.shown = frame;
+        game.view.arrowMoves = null;
         game.view.update(frame.board, { interactive: false });
         const last = game.frames[game.frames.length - 1];
         const done = frame === last && last.foundation_cards === 52;
@@ -184,6 +226,10 @@ export class ReplayPage {
           h('span', { class: 'stat' }, h('b', {}, t('table.moves')), ` ${frame.action}`),
           done ? h('span', { class: 'stat won' }, t('results.won_in', { time: clock(last.t || 0) })) : null);
         game.line.textContent = frame.line ? moveText(frame.line) : t('replay.deal');
+        if (game.tabCards) game.tabCards.textContent = `${frame.foundation_cards}/52`;
+        // The review's key move, on the first game's board at its position.
+        const key = i === 0 && this.key && this.key.shown && frame === game.frames[this.key.frame] ? this.key.moves : [];
+        game.view.showArrows(key);
       }
     });
     this.clockEl.textContent = `${clock(this.now)} / ${clock(this.end)}`;
@@ -272,6 +318,36 @@ export class ReplayPage {
     this.showActions(frame > 0 ? at + 1 : at);
   }
 
+  // The review's key move on the board: the first game at its position, in
+  // sight, with arrows from the cards moved to where they went (or would go).
+  showKey() {
+    if (!this.key) return;
+    this.key.shown = true;
+    this.games[0].shown = null; // drawn again, with the arrows
+    this.jumpTo(this.key.frame);
+    if (this.games.length > 1) this.showGame(0);
+    this.games[0].el.scrollIntoView({ block: 'start', inline: 'nearest' });
+  }
+
+  // The key move of a review: the losing move (and the first move of a win
+  // from the position before it), or the first move of a win from the end.
+  keyMove(review) {
+    const game = this.games[0];
+    const better = (review.continuation || [])[0];
+    const losing = review.losing_move;
+    if (review.finding === 'losing_move' && losing && losing.move && !('undo' in losing.move)) {
+      const frame = losing.action - 1;
+      const moves = [{ ...losing.move, kind: 'played' }];
+      if (better && review.last_winnable === frame) moves.push({ ...better, kind: 'better' });
+      return game.frames[frame] ? { frame, moves, board: game.frames[frame].board } : null;
+    }
+    if (review.finding === 'winnable_at_end' && better) {
+      const frame = game.frames.length - 1;
+      return { frame, moves: [{ ...better, kind: 'better' }], board: game.frames[frame].board };
+    }
+    return null;
+  }
+
   // The solver's review of the first game: the move that lost it, or par and the longest detour.
   async loadReview() {
     const game = this.games[0];
@@ -286,6 +362,14 @@ export class ReplayPage {
     }
     if (this.destroyed) return;
     const jump = (action, label) => h('button', { type: 'button', class: 'link-button', onclick: () => this.jumpTo(action) }, label);
+    this.key = this.keyMove(review);
+    const key = this.key;
+    const showKey = key ? h('button', { type: 'button', class: 'link-button show-key', onclick: () => this.showKey() }, t('review.show_key')) : null;
+    const words = (kind) => {
+      const move = key && key.moves.find((m) => m.kind === kind);
+      return move ? moveWords(key.board, move) : null;
+    };
+    const betterWords = words('better');
     const detour = review.detour
       ? h('p', {}, review.detour.ms !== null
         ? t('review.detour_time', { from: review.detour.from, to: review.detour.to, count: review.detour.actions, seconds: num(Math.round(review.detour.ms / 100) / 10) })
@@ -300,12 +384,15 @@ export class ReplayPage {
       losing_move: () => [
         h('p', { class: 'finding' }, tn('review.losing', {
           move: review.losing_move.action,
-          line: h('strong', { class: 'losing-line' }, moveText(review.losing_move.line)),
+          line: h('strong', { class: 'losing-line' }, words('played') || moveText(review.losing_move.line)),
           count: review.proved_lost,
-        }), ' ', jump(review.last_winnable, t('review.see_before'))),
+        }), ' ', showKey || jump(review.last_winnable, t('review.see_before'))),
+        betterWords ? h('p', { class: 'key-better' }, tn('review.key_better', { move: h('strong', {}, betterWords) })) : null,
         h('p', {}, h('b', {}, t('review.line_there')), ' ', h('span', { class: 'continuation' }, shortLine)),
         detour],
-      winnable_at_end: () => [h('p', { class: 'finding' }, t('review.winnable_at_end')), h('p', {}, h('b', {}, t('review.line_end')), ' ', h('span', { class: 'continuation' }, shortLine)), detour],
+      winnable_at_end: () => [h('p', { class: 'finding' }, t('review.winnable_at_end'), ' ', showKey),
+        betterWords ? h('p', { class: 'key-better' }, tn('review.key_end', { move: h('strong', {}, betterWords) })) : null,
+        h('p', {}, h('b', {}, t('review.line_end')), ' ', h('span', { class: 'continuation' }, shortLine)), detour],
       never_winnable: () => [h('p', { class: 'finding' }, t('review.never_winnable')), detour],
       unknown: () => [h('p', { class: 'finding' }, t('review.unknown')), detour],
     }[review.finding];

@@ -304,10 +304,30 @@ export function moveText(line) {
   return seconds ? t('line.at', { time: decimal(Number(seconds), 1), move: text }) : text;
 }
 
+// A place in a line as the board labels it: columns 1-8, free cells a-d.
 function lineLabel(name) {
   const place = parsePlace(name);
   if (place.kind === 'foundation') return t('line.foundation');
-  return t(place.kind === 'col' ? 'place.column' : 'place.cell', { n: place.index + 1 });
+  if (place.kind === 'cell') return t('line.cell', { key: CELL_KEYS[place.index] });
+  return t('place.column', { n: place.index + 1 });
+}
+
+// The board's own label of a free cell: its key, a-d.
+export const CELL_KEYS = 'abcdefgh';
+
+// A move in words, on the board it is made on, in the board's labels:
+// "move 7♠ from column 3 to the free cell b" (a run: "move 9♥–7♥ from ...").
+export function moveWords(board, move) {
+  const cards = movingCards(board, move.src, move.count || 1).filter(Boolean).map(cardText);
+  const what = cards.length > 1 ? `${cards[0]}–${cards[cards.length - 1]}` : cards[0] || '';
+  const where = (name, side) => {
+    const place = parsePlace(name);
+    if (!place) return name;
+    if (place.kind === 'foundation') return t(`move.${side}_foundation`);
+    if (place.kind === 'cell') return t(`move.${side}_cell`, { key: CELL_KEYS[place.index] });
+    return t(`move.${side}_column`, { n: place.index + 1 });
+  };
+  return t('move.words', { cards: what, from: where(move.src, 'from'), to: where(move.dst, 'to') });
 }
 
 // Why a tap on `card` sends it nowhere, in a line (null when it can go up).

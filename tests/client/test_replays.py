@@ -15,6 +15,7 @@ from support.racer import Racer, create_race
 from support.servers import ServerProcess
 
 from .conftest import Player
+from .test_accessibility import serious
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -88,7 +89,9 @@ def test_two_replays_side_by_side_play_step_and_scrub(
     # The review of Bo's game names the move that lost it and a way to win.
     review = viewer.page.locator(".review")
     expect(review.locator(".finding")).to_contain_text("lost the game")
-    expect(review.locator(".losing-line")).to_have_text(re.compile(r"^\d+\.\ds .+ → .+"))
+    expect(review.locator(".losing-line")).to_have_text(
+        re.compile(r"^move .+ from column \d to .+")
+    )
     expect(review.locator(".continuation")).to_contain_text("→")
     # Cy can be added beside them.
     expect(viewer.page.locator(".replay-add a", has_text="Cy")).to_be_visible()
@@ -109,7 +112,7 @@ def test_two_replays_side_by_side_play_step_and_scrub(
     viewer.page.keyboard.press("ArrowLeft")
     assert _moves(viewer, 0) + _moves(viewer, 1) == 0
     # The review jumps to the position before the losing move.
-    review.locator("button", has_text="before it").click()
+    review.locator("button", has_text="Show it on the board").click()
     expect(viewer.page.locator(".replay-line").first).to_have_text("The deal")
     # Played at 4x, to the end: Ann's game shows her win, Bo's his last move.
     viewer.page.click("button.speed >> text=4x")
@@ -286,3 +289,285 @@ def test_the_daily_page_offers_yesterdays_winner_as_a_ghost(
     # At 0.7 s an action, Zoé's first card reaches a foundation within seconds.
     expect(me.page.locator(".ghost-bar .ghost-cards")).not_to_have_text("0/52", timeout=30_000)
     me.screenshot(f"{size}-ghost-daily")
+
+
+# -- replays for people: one swipe apart, the key move on the board -----------------------
+
+WIDE = {"viewport": {"width": 1440, "height": 900}}
+# Bo's first move lost the game (support.games.random_record of deal 1, seed 1): 9♣
+# from column 2 to the first free cell (a); from the position before it the
+# solver's win starts with 8♣ from column 7 onto the 9♣ in column 2.
+PLAYED = {"src": "col2", "dst": "cell1", "card": "9C"}
+BETTER = {"src": "col7", "dst": "col2", "card": "8C", "on": "9C"}
+KEY_WORDS = {
+    "en-US": ("move 9♣ from column 2 to the free cell a", "move 8♣ from column 7 to column 2"),
+    "pl-PL": ("ruch 9♣ z kolumny 2 na wolne pole a", "ruch 8♣ z kolumny 7 na kolumnę 2"),
+}
+
+
+def _inside(point: tuple[float, float], box: dict[str, float] | None) -> bool:
+    assert box is not None
+    x, y = point
+    return box["x"] <= x <= box["x"] + box["width"] and box["y"] <= y <= box["y"] + box["height"]
+
+
+def _centre(box: dict[str, float] | None) -> tuple[float, float]:
+    assert box is not None
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def _in_viewport(p: Player, box: dict[str, float] | None) -> bool:
+    """Whether a box lies wholly inside the window (to_be_visible() does not check)."""
+    assert box is not None
+    size = p.page.viewport_size
+    assert size is not None
+    return (
+        box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= size["width"]
+        and box["y"] + box["height"] <= size["height"]
+    )
+
+
+def _swipe(p: Player, x0: float, x1: float, y: float) -> None:
+    """A finger's swipe from x0 to x1 along y (touch events, as a phone sends them)."""
+    cdp = p.context.new_cdp_session(p.page)
+    touch = "Input.dispatchTouchEvent"
+    cdp.send(touch, {"type": "touchStart", "touchPoints": [{"x": x0, "y": y}]})
+    for step in range(1, 9):
+        x = x0 + (x1 - x0) * step / 8
+        cdp.send(touch, {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]})
+    cdp.send(touch, {"type": "touchEnd", "touchPoints": []})
+    cdp.detach()
+
+
+def test_a_phone_compares_two_games_one_swipe_apart(players: Any, finished: dict[str, str]) -> None:
+    viewer = players("swipe-phone", **PHONE)
+    viewer.page.goto(
+        f"{viewer.base}/race/{finished['race']}/replay/{finished['Bo']}?with={finished['Ann']}"
+    )
+    boards = viewer.page.locator(".replay-game .board")
+    expect(boards.nth(1).locator(".card")).to_have_count(52)
+    tabs = viewer.page.locator(".replay-tab")
+    expect(tabs).to_have_count(2)
+    expect(tabs.nth(0)).to_have_text("Bo 0/52")
+    expect(tabs.nth(0)).to_have_attribute("aria-pressed", "true")
+    # Bo's board is whole on the screen, the first in sight; Ann's edge shows beside it.
+    first = boards.nth(0).bounding_box()
+    second = boards.nth(1).bounding_box()
+    assert first and second
+    assert first["x"] >= 0 and first["x"] + first["width"] <= 390, first
+    assert first["y"] + first["height"] <= 844, first
+    assert second["x"] < 390 < second["x"] + second["width"], second
+    assert viewer.page.evaluate("document.documentElement.scrollWidth") <= 390
+    viewer.screenshot("replay-phone-compare")
+    # One swipe to the left on Bo's board: Ann's board is whole in sight, her tab pressed.
+    y = first["y"] + first["height"] * 0.7
+    _swipe(viewer, 330, 40, y)
+    viewer.page.wait_for_function(
+        """() => {
+            const box = document.querySelectorAll('.replay-game .board')[1].getBoundingClientRect();
+            return box.left >= 0 && box.right <= innerWidth;
+        }"""
+    )
+    expect(tabs.nth(1)).to_have_attribute("aria-pressed", "true")
+    expect(tabs.nth(0)).to_have_attribute("aria-pressed", "false")
+    # A step forward moves a card on either board; the tabs count the cards.
+    viewer.page.locator("button.play").click()
+    expect(tabs.nth(1)).to_have_text("Ann 52/52", timeout=30_000)
+    viewer.screenshot("replay-phone-swiped")
+    # A tap on Bo's tab brings his game back.
+    tabs.nth(0).tap()
+    viewer.page.wait_for_function(
+        """() => {
+            const box = document.querySelectorAll('.replay-game .board')[0].getBoundingClientRect();
+            return box.left >= 0 && box.right <= innerWidth;
+        }"""
+    )
+    expect(tabs.nth(0)).to_have_attribute("aria-pressed", "true")
+    # No sideways scroll of the page at the narrowest phones nor at a tablet's width.
+    for width in (320, 768):
+        viewer.page.set_viewport_size({"width": width, "height": 844})
+        viewer.page.wait_for_function(
+            "(width) => document.documentElement.scrollWidth <= width", arg=width
+        )
+
+
+@pytest.mark.parametrize(
+    ("size", "options", "locale"),
+    [
+        ("phone", PHONE, "en-US"),
+        ("desktop", WIDE, "en-US"),
+        ("phone", PHONE, "pl-PL"),
+        ("desktop", WIDE, "pl-PL"),
+    ],
+)
+def test_the_key_move_is_shown_on_the_board_in_its_labels(
+    players: Any, finished: dict[str, str], size: str, options: dict[str, Any], locale: str
+) -> None:
+    viewer = players(f"key-{size}-{locale}", locale=locale, **options)
+    viewer.page.goto(
+        f"{viewer.base}/race/{finished['race']}/replay/{finished['Bo']}?with={finished['Ann']}"
+    )
+    review = viewer.page.locator(".review")
+    played, better = KEY_WORDS[locale]
+    # In words, with the board's labels: columns 1-8, free cells a-d.
+    expect(review.locator(".losing-line")).to_have_text(played)
+    expect(review.locator(".key-better strong")).to_have_text(better)
+    cell = "cell a" if locale == "en-US" else "wolne pole a"
+    expect(review.locator(".continuation")).to_contain_text(cell)
+    expect(review.locator(".continuation")).not_to_contain_text(re.compile(r"cell \d|pole \d"))
+    # At the end first, so that the jump is seen.
+    game = viewer.page.locator(".replay-game").nth(0)
+    line = game.locator(".replay-line")
+    deal = line.inner_text()
+    scrubber = viewer.page.locator(".scrubber")
+    scrubber.fill(scrubber.get_attribute("max") or "0")
+    expect(line).not_to_have_text(deal)
+    review.locator("button.show-key").click()
+    # The replay is at the position before the losing move: Bo's deal, no move made.
+    expect(line).to_have_text(deal)
+    arrows = game.locator(".move-arrow")
+    expect(arrows).to_have_count(2)
+    for kind, move in (("played", PLAYED), ("better", BETTER)):
+        arrow = game.locator(f".move-arrow.{kind}")
+        expect(arrow).to_have_attribute("data-src", move["src"])
+        expect(arrow).to_have_attribute("data-dst", move["dst"])
+        source = game.locator(f'.board [data-place="{move["src"]}"] [data-card="{move["card"]}"]')
+        target = (
+            game.locator(f'.board [data-card="{move["on"]}"]')
+            if "on" in move
+            else game.locator(f'.board [data-place="{move["dst"]}"]')
+        )
+        # The arrow starts on the card moved and ends on where it goes (after
+        # any card still sliding back has settled).
+        start = arrow.locator(".arrow-start")
+        end = arrow.locator(".arrow-end")
+        viewer.page.wait_for_function(
+            """([kind, src, dst]) => {
+                const arrow = document.querySelector(`.replay-game .move-arrow.${kind}`);
+                const inside = (p, el) => {
+                    const b = p.getBoundingClientRect(); const r = el.getBoundingClientRect();
+                    const x = b.left + b.width / 2; const y = b.top + b.height / 2;
+                    return x >= r.left && x <= r.right && y >= r.top && y <= r.bottom;
+                };
+                return arrow && inside(arrow.querySelector('.arrow-start'), document.querySelector(src))
+                    && inside(arrow.querySelector('.arrow-end'), document.querySelector(dst));
+            }""",
+            arg=[
+                kind,
+                f'.replay-game [data-place="{move["src"]}"] [data-card="{move["card"]}"]',
+                f'.replay-game [data-card="{move["on"]}"]'
+                if "on" in move
+                else f'.replay-game [data-place="{move["dst"]}"]',
+            ],
+        )
+        assert _inside(_centre(start.bounding_box()), source.bounding_box())
+        assert _inside(_centre(end.bounding_box()), target.bounding_box())
+        # In sight: the page brought the board to the eye.
+        assert _in_viewport(viewer, start.bounding_box())
+        assert _in_viewport(viewer, end.bounding_box())
+    if size == "desktop":
+        # Both games in one screen's width, side by side.
+        boards = [b.bounding_box() for b in viewer.page.locator(".replay-game .board").all()]
+        assert len(boards) == 2 and boards[0] and boards[1]
+        assert boards[0]["y"] == boards[1]["y"], boards
+        assert boards[1]["x"] + boards[1]["width"] <= 1440, boards
+    lang = locale[:2]
+    viewer.screenshot(f"replay-key-{size}-{lang}")
+    # Nothing serious for axe with the arrows drawn (they are pictures of the words).
+    assert serious(viewer, f"replay {size} {lang}") == []
+    # A step away takes the arrows off; back at the position, they are drawn again.
+    viewer.page.locator("button.step.forward").click()
+    expect(game.locator(".move-arrow")).to_have_count(0)
+    viewer.page.locator("button.step.back").click()
+    expect(game.locator(".move-arrow")).to_have_count(2)
+
+
+def _practice_at(p: Player) -> None:
+    p.page.goto(f"{p.base}/practice?code={CODE}")
+    p.page.wait_for_selector(".race-page[data-phase=running] .board .card")
+    expect(p.page.locator(".board .card")).to_have_count(52)
+
+
+@pytest.mark.parametrize(
+    ("size", "options"),
+    [("desktop", {"viewport": {"width": 1440, "height": 800}}), ("phone", PHONE)],
+)
+def test_an_illegal_drops_reason_is_inside_the_window(
+    players: Any, size: str, options: dict[str, Any]
+) -> None:
+    """6♥ (on top of column 4, deal 1) dropped on 6♠ (column 1): the reason is in sight."""
+    p = players(f"drop-{size}", **options)
+    _practice_at(p)
+    card = p.page.locator('[data-place="col4"] [data-card="6H"]')
+    box = card.bounding_box()
+    size_now = p.page.viewport_size
+    assert box and size_now
+    if size == "desktop":
+        # The board is fitted to the window's height: the card is at its bottom edge.
+        assert box["y"] + box["height"] > size_now["height"] - 40, box
+    # Let go over the 6♠, the last card of column 1, low on the board as the 6♥ is.
+    target = p.page.locator('[data-place="col1"] [data-card="6S"]').bounding_box()
+    assert target
+    x, y = box["x"] + box["width"] / 2, box["y"] + 20
+    tx, ty = target["x"] + target["width"] / 2, target["y"] + target["height"] / 2
+    if size == "phone":
+        # A finger: the card rides above it, so the finger goes that much lower.
+        lift = box["height"] * 0.55
+        cdp = p.context.new_cdp_session(p.page)
+        touch = "Input.dispatchTouchEvent"
+        cdp.send(touch, {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        for step in range(1, 9):
+            point = {"x": x + (tx - x) * step / 8, "y": y + (ty + lift - y) * step / 8}
+            cdp.send(touch, {"type": "touchMove", "touchPoints": [point]})
+        cdp.send(touch, {"type": "touchEnd", "touchPoints": []})
+        cdp.detach()
+    else:
+        p.page.mouse.move(x, y)
+        p.page.mouse.down()
+        p.page.mouse.move((x + tx) / 2, (y + ty) / 2, steps=4)
+        p.page.mouse.move(tx, ty, steps=4)
+        p.page.mouse.up()
+    note = p.page.locator(".board-note")
+    expect(note).to_have_text("6♥ does not go on 6♠: only on 7♥ (same suit, one higher)")
+    expect(note).to_be_visible()
+    note_box = note.bounding_box()
+    assert _in_viewport(p, note_box), (note_box, size_now)
+    # Next to the card once it is back home: right above or under it, across its middle.
+    assert note_box
+    p.page.wait_for_function(
+        """([x, y]) => {
+            const box = document.querySelector('[data-card="6H"]').getBoundingClientRect();
+            return Math.abs(box.x - x) < 1 && Math.abs(box.y - y) < 1;
+        }""",
+        arg=[box["x"], box["y"]],
+    )
+    card_box = card.bounding_box()
+    assert card_box
+    gap = min(
+        abs(note_box["y"] + note_box["height"] - card_box["y"]),
+        abs(note_box["y"] - (card_box["y"] + card_box["height"])),
+    )
+    assert gap < 40, (note_box, card_box)
+    assert (
+        note_box["x"] <= card_box["x"] + card_box["width"] / 2 <= note_box["x"] + note_box["width"]
+    )
+    p.screenshot(f"replay-drop-reason-{size}")
+
+
+def test_the_foundations_key_reads_as_a_key_cap(players: Any) -> None:
+    """On a desktop the foundations' key (f) is a key cap after their caption."""
+    p = players("key-cap", viewport={"width": 1440, "height": 900})
+    _practice_at(p)
+    # No lone letter over the foundation slots.
+    expect(p.page.locator(".foundations .key")).to_have_count(0)
+    caption = p.page.locator(".foundations-caption")
+    expect(caption).to_have_text("Foundations")
+    shown = p.page.evaluate(
+        """() => {
+            const after = getComputedStyle(document.querySelector('.foundations-caption'), '::after');
+            return {content: after.content, border: after.borderTopStyle};
+        }"""
+    )
+    assert shown == {"content": '"f"', "border": "solid"}, shown
