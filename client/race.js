@@ -972,7 +972,7 @@ export class RaceView {
       try {
         const me = await api('GET', `/api/daily/${date}/me`, undefined, { 'X-Player-Key': playerKey() });
         if (!me.attempt || me.attempt.race_id !== this.raceId) this.dailyAsked = 99; // a practice game
-        else if (me.rank) this.dailyPlace = { rank: me.rank, total: me.total };
+        else if (me.rank) this.dailyPlace = { rank: me.rank, total: me.total, streak: me.streak };
       } catch {
         // The result panel works without it.
       }
