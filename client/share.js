@@ -39,7 +39,7 @@ export function shareText(r) {
   let standing = null;
   if (r.review === 'disqualified') standing = t('verdict.disqualified_tag');
   else if (r.review === 'held') standing = t('results.held_tag');
-  else if (r.place && r.total > 1) standing = t('share.place', { place: ordinal(r.place), count: r.total });
+  else if (r.place && r.total && (r.date || r.total > 1)) standing = t('share.place', { place: ordinal(r.place), count: r.total });
   lines.push(standing ? `${result} · ${standing}` : result);
   const moves = t('share.moves', { count: r.moves || 0 });
   lines.push(Number.isFinite(r.par) && r.par > 0 ? `${moves} · ${t('share.par', { par: r.par })}` : moves);
@@ -54,7 +54,7 @@ export function sharePanel(text, id, label) {
   const button = h('button', { type: 'button', class: 'copy share-button', onclick: (e) => shareNow(e.currentTarget, text) }, t('share.button'));
   return h('div', { class: 'share' },
     h('label', { for: id }, label),
-    h('textarea', { id, readonly: true, rows: 5, class: 'share-text' }, text),
+    h('textarea', { id, readonly: true, rows: 6, class: 'share-text' }, text),
     h('div', { class: 'row' }, button));
 }
 
