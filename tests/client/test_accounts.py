@@ -256,15 +256,32 @@ def test_deleting_an_account_asks_for_its_password_again(players: Any, site: Ser
 WIDE = {"viewport": {"width": 1440, "height": 900}}
 
 
+@pytest.fixture(scope="module")
+def reviewing_site() -> Iterator[ServerProcess]:
+    """A server that reviews results (from 10 actions) and ranks a new account's daily
+    however many accounts this address made today."""
+    env = {
+        **SERVER_ENV,
+        "BOULANGER_REVIEW_MIN_ACTIONS": "10",
+        "BOULANGER_DAILY_NEW_ACCOUNTS_PER_ADDRESS": "0",
+    }
+    proc = ServerProcess("memory://", env=env)
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
     ("size", "language"), [("phone", "en"), ("desktop", "en"), ("phone", "da")]
 )
 def test_signed_up_back_where_i_was_and_a_profile_that_says_why(
-    players: Any, review_server: ServerProcess, size: str, language: str
+    players: Any, reviewing_site: ServerProcess, size: str, language: str
 ) -> None:
     clear_of_midnight(180)
-    base = review_server.base
+    base = reviewing_site.base
     name = "Re" + secrets.token_hex(3)
     locale = "da-DK" if language == "da" else "en-US"
     p = players("Re", base=base, locale=locale, **(PHONE if size == "phone" else WIDE))
