@@ -350,6 +350,11 @@ def test_signed_up_back_where_i_was_and_a_profile_that_says_why(
     assert href.startswith(f"/race/{created['race_id']}/replay/")
     shoot(p, f"profile-{tag}")
     p.page.screenshot(path=str(SCREENSHOTS / f"profile-{tag}-full.png"), full_page=True)
+    if size == "phone":  # nor at 320 px does the calendar push the page sideways
+        p.page.set_viewport_size({"width": 320, "height": 780})
+        width = p.page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 320, width
+        p.page.set_viewport_size(PHONE["viewport"])
     replay.click()
     expect(p.page).to_have_url(base + href)
 
