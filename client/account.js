@@ -1,14 +1,16 @@
 // Accounts: sign up and in (passkey or password), the account page, player profiles.
 // Everything is optional: races with friends need no account.
 
-import { h, clear, clock, toast, api, playerKey, whoAmI, setMe } from './dom.js';
-import { t, day } from './i18n.js';
+import { h, clear, clock, clockTenths, toast, api, playerKey, whoAmI, setMe, placeBefore } from './dom.js';
+import { t, day, language } from './i18n.js';
 import { reviewTag } from './review.js';
 
+// Signed up or in: back where the player was (the daily they wanted ranked,
+// the race they were watching), not to the account's settings.
 function signedIn(account, navigate) {
   setMe(account);
   toast(t('account.signed_in', { name: account.name }));
-  navigate('/account', true);
+  navigate(placeBefore(), true);
 }
 
 const passkeysHere = () => typeof window.PublicKeyCredential === 'function'
@@ -171,7 +173,11 @@ function accountPanel(me, navigate) {
     h('p', { class: 'small', id: 'confirm-why' }, t(current ? 'account.confirm_why' : 'account.confirm_passkey')),
     h('p', { class: 'row' }, add, out),
     password,
-    h('p', {}, remove));
+    // What cannot be undone waits behind a disclosure, closed.
+    h('details', { class: 'danger-zone' },
+      h('summary', {}, t('account.danger')),
+      h('p', { class: 'small' }, t('account.danger_about')),
+      h('p', {}, remove)));
 }
 
 // -- /@/{name} ---------------------------------------------------------------------------
@@ -181,6 +187,20 @@ const PLACE = (r) => {
   if (r.place === null || (r.review && r.review.status === 'held')) return t('results.held_tag');
   return r.players > 1 ? t('profile.place', { place: r.place, count: r.players }) : r.won ? t('status.won') : t('profile.not_won');
 };
+
+const DAY_MS = 86400000;
+const WEEKS = 6;
+const todayUTC = () => new Date().toISOString().slice(0, 10);
+const shift = (date, days) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+
+// A ranked daily's state on the calendar: won (in the streak), won but held
+// for review or disqualified (not in it), or played and not won.
+function dayState(d) {
+  if (!d.won) return 'played';
+  if (d.counted) return 'won';
+  return d.review && d.review.status === 'disqualified' ? 'disqualified' : 'held';
+}
+const STATE_KEYS = { won: 'profile.day_won', played: 'profile.day_played', held: 'profile.day_held', disqualified: 'profile.day_disqualified', none: 'profile.day_none' };
 
 export async function profilePage(root, name) {
   clear(root, h('p', { class: 'loading' }, t('loading.profile')));
@@ -194,8 +214,12 @@ export async function profilePage(root, name) {
   const s = p.stats;
   const rate = (x) => `${Math.round(x.win_rate * 100)}%`;
   const ratings = Object.entries(p.ratings);
+  const dailies = p.dailies || [];
+  const why = streakWhy(p.streak, dailies);
+  const viewer = await whoAmI();
   clear(root, h('div', { class: 'panel profile' },
     h('h1', {}, p.name),
+    viewer && viewer.name === p.name ? h('p', {}, h('a', { href: '/account', 'data-link': '', class: 'settings' }, t('profile.settings'))) : null,
     h('dl', { class: 'stats' },
       h('dt', {}, t('profile.races')), h('dd', {}, [t('profile.played', { count: s.races.played }), t('profile.first', { count: s.races.first }), t('profile.solved_rate', { count: s.races.won, rate: rate(s.races) })].join(' · ')),
       h('dt', {}, t('profile.dailies')), h('dd', {}, [t('profile.played', { count: s.dailies.played }), t('profile.solved', { count: s.dailies.won })].join(' · ')),
@@ -203,18 +227,117 @@ export async function profilePage(root, name) {
       h('dt', {}, t('profile.rating')), h('dd', { class: 'ratings' }, ratings.length
         ? ratings.map(([cells, r]) => t('profile.rating_of', { rating: r.rating, cells: t('cells.count', { count: Number(cells) }), races: t('profile.race_count', { count: r.races }) })).join(' · ')
         : t('profile.no_rating'))),
+    why ? h('p', { class: `streak-why ${why.kind}` }, why.text) : null,
+    h('h2', {}, t('profile.calendar')),
+    streakCalendar(dailies, p.calendar || []),
+    h('h2', {}, t('profile.chart')),
+    timesChart(dailies),
     h('h2', {}, t('profile.times')),
     h('table', { class: 'times' },
       h('thead', {}, h('tr', {}, h('th', {}, t('profile.cells')), h('th', {}, t('profile.played_column')), h('th', {}, t('profile.best')), h('th', {}, t('profile.median')))),
       h('tbody', {}, Object.entries(s.cells).map(([cells, c]) => h('tr', {},
         h('td', {}, cells), h('td', {}, String(c.played)),
         h('td', {}, c.best_ms === null ? '—' : clock(c.best_ms)), h('td', {}, c.median_ms === null ? '—' : clock(c.median_ms)))))),
-    h('h2', {}, t('profile.days_played')),
-    h('p', { class: 'calendar' }, p.calendar.length ? p.calendar.slice(0, 60).map((date) => h('a', { href: `/daily/${date}`, 'data-link': '', class: 'day', title: day(date) }, date.slice(5))) : t('profile.none_yet')),
     h('h2', {}, t('profile.last_races')),
-    h('ul', { class: 'history' }, p.races.map((r) => h('li', {},
-      h('a', { href: r.url, 'data-link': '' }, r.daily ? t(r.ranked ? 'profile.daily' : 'profile.daily_practice', { date: day(r.daily, 'medium') }) : t('profile.race', { cells: t('cells.count', { count: r.cells }) })),
-      ` · ${PLACE(r)}`, r.time_ms !== null ? ` · ${clock(r.time_ms)}` : '',
-      r.review && r.review.status !== 'held' ? [' ', reviewTag(r.review), ` ${r.review.reason}`] : '', ' · ',
-      h('a', { href: r.record }, t('profile.record')))))));
+    p.races.length ? h('ul', { class: 'history' }, p.races.map(raceLine)) : h('p', { class: 'small' }, t('profile.none_yet'))));
+}
+
+// Why the streak is what it is, when a player would ask: a recent win held for
+// review (or disqualified), or the day the streak ended.
+function streakWhy(streak, dailies) {
+  const recent = [todayUTC(), shift(todayUTC(), -1)];
+  const held = dailies.find((d) => recent.includes(d.date) && d.won && !d.counted);
+  if (held) {
+    const state = dayState(held);
+    return { kind: state, text: t(state === 'held' ? 'profile.streak_held' : 'profile.streak_disqualified', { date: day(held.date) }) };
+  }
+  if (streak > 0) return null;
+  const last = dailies.find((d) => d.counted);
+  if (!last) return null;
+  return { kind: 'broken', text: t('profile.streak_broken', { date: day(shift(last.date, 1)) }) };
+}
+
+// The last weeks, Monday first, a square a day: won, held, played or not.
+function streakCalendar(dailies, calendar) {
+  const byDate = new Map(dailies.map((d) => [d.date, d]));
+  const today = todayUTC();
+  const weekday = (new Date(`${today}T00:00:00Z`).getUTCDay() + 6) % 7; // Monday 0
+  const first = shift(today, -weekday - 7 * (WEEKS - 1));
+  const names = new Intl.DateTimeFormat(language(), { weekday: 'narrow', timeZone: 'UTC' });
+  const head = [];
+  for (let i = 0; i < 7; i += 1) head.push(h('span', { class: 'weekday', 'aria-hidden': 'true' }, names.format(new Date(Date.parse(`${first}T00:00:00Z`) + i * DAY_MS))));
+  const cells = [];
+  for (let i = 0; i < 7 * WEEKS; i += 1) {
+    const date = shift(first, i);
+    if (date > today) {
+      cells.push(h('span', { class: 'day future', 'aria-hidden': 'true' }));
+      continue;
+    }
+    const d = byDate.get(date);
+    const state = d ? dayState(d) : calendar.includes(date) ? 'played' : 'none';
+    const label = `${day(date)}: ${t(STATE_KEYS[state])}`;
+    const number = String(Number(date.slice(8)));
+    cells.push(state === 'none'
+      ? h('span', { class: `day none${date === today ? ' today' : ''}`, title: label, 'data-date': date }, number)
+      : h('a', { href: `/daily/${date}`, 'data-link': '', class: `day ${state}${date === today ? ' today' : ''}`, title: label, 'aria-label': label, 'data-date': date }, number));
+  }
+  return h('div', { class: 'streak-calendar' },
+    h('div', { class: 'calendar-grid' }, head, cells),
+    h('p', { class: 'calendar-legend small' }, ['won', 'held', 'played'].map((state) => h('span', { class: `key ${state}` }, t(STATE_KEYS[state])))));
+}
+
+// An SVG element (h() makes HTML ones).
+function svg(tag, attrs, ...children) {
+  const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [key, value] of Object.entries(attrs || {})) el.setAttribute(key, String(value));
+  for (const child of children.flat()) if (child !== null && child !== undefined) el.append(child);
+  return el;
+}
+
+// The daily wins' times, oldest to latest: a line, a dot a day (hollow: under
+// review), the slowest time on top and the days at the ends.
+function timesChart(dailies) {
+  const wins = dailies.filter((d) => d.won && Number.isFinite(d.time_ms)).slice(0, 30).reverse();
+  if (!wins.length) return h('p', { class: 'small times-chart empty' }, t('profile.chart_none'));
+  const W = 320;
+  const H = 120;
+  const left = 40;
+  const right = 10;
+  const top = 10;
+  const bottom = 22;
+  const max = Math.max(...wins.map((d) => d.time_ms));
+  const t0 = Date.parse(`${wins[0].date}T00:00:00Z`);
+  const span = Math.max(DAY_MS, Date.parse(`${wins[wins.length - 1].date}T00:00:00Z`) - t0);
+  const x = (d) => (wins.length === 1 ? (left + W - right) / 2 : left + ((Date.parse(`${d.date}T00:00:00Z`) - t0) / span) * (W - left - right));
+  const y = (d) => top + (1 - d.time_ms / max) * (H - top - bottom);
+  const points = wins.map((d) => `${x(d).toFixed(1)},${y(d).toFixed(1)}`).join(' ');
+  const best = Math.min(...wins.map((d) => d.time_ms));
+  const label = t('profile.chart_label', { count: wins.length, best: clockTenths(best), latest: clockTenths(wins[wins.length - 1].time_ms) });
+  const monthDay = new Intl.DateTimeFormat(language(), { day: 'numeric', month: 'short', timeZone: 'UTC' });
+  const short = (date) => monthDay.format(new Date(`${date}T00:00:00Z`));
+  return h('figure', { class: 'times-chart' },
+    svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': label, preserveAspectRatio: 'xMidYMid meet' },
+      svg('line', { x1: left, y1: H - bottom, x2: W - right, y2: H - bottom, class: 'axis' }),
+      svg('line', { x1: left, y1: top, x2: left, y2: H - bottom, class: 'axis' }),
+      svg('text', { x: left - 4, y: top + 4, 'text-anchor': 'end', class: 'tick' }, clock(max)),
+      svg('text', { x: left - 4, y: H - bottom, 'text-anchor': 'end', class: 'tick' }, '0:00'),
+      svg('text', { x: left, y: H - 6, 'text-anchor': 'start', class: 'tick' }, short(wins[0].date)),
+      wins.length > 1 ? svg('text', { x: W - right, y: H - 6, 'text-anchor': 'end', class: 'tick' }, short(wins[wins.length - 1].date)) : null,
+      wins.length > 1 ? svg('polyline', { points, class: 'line' }) : null,
+      wins.map((d) => svg('circle', { cx: x(d).toFixed(1), cy: y(d).toFixed(1), r: 3.5, class: `dot ${d.counted ? 'won' : 'held'}` },
+        svg('title', {}, `${day(d.date)}: ${clockTenths(d.time_ms)}`)))),
+    h('figcaption', { class: 'small' }, label));
+}
+
+// A race of the list: its replay (or its page), where it ended, and in plain
+// words why a result held for review does not count yet.
+function raceLine(r) {
+  const title = r.daily ? t(r.ranked ? 'profile.daily' : 'profile.daily_practice', { date: day(r.daily, 'medium') }) : t('profile.race', { cells: t('cells.count', { count: r.cells }) });
+  const held = r.review && r.review.status === 'held';
+  return h('li', {},
+    h('a', { href: r.url, 'data-link': '', class: 'race-link' }, title),
+    ` · ${PLACE(r)}`, r.time_ms !== null ? ` · ${clock(r.time_ms)}` : '',
+    r.review && !held ? [' ', reviewTag(r.review), ` ${r.review.reason}`] : '',
+    r.replay ? [' · ', h('a', { href: r.replay, 'data-link': '', class: 'replay-link' }, t('profile.replay'))] : '',
+    held ? h('p', { class: 'held-why small' }, t('profile.held_why')) : null);
 }

@@ -1,7 +1,7 @@
 // The boulanger web client: routes by path, the home page, the daily
 // challenge and practice; the race page lives in race.js.
 
-import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds, isRecordPath, whoAmI, showAccountLink, playingAs, onSignIn } from './dom.js';
+import { h, clear, toast, hideToast, api, savedName, saveName, saveRaceCreds, isRecordPath, whoAmI, showAccountLink, playingAs, onSignIn, notePlace } from './dom.js';
 import { soundOn, setSound } from './feel.js';
 import { t, tn, LANGUAGES, language, pickLanguage, useLanguage, keepLanguage, known } from './i18n.js';
 import { quickFigures, dailyCard, tablePicture } from './home.js';
@@ -39,6 +39,7 @@ function route() {
   routed += 1;
   hideToast();
   window.scrollTo(0, 0);
+  notePlace(location.pathname + location.search);
   for (const [pattern, show] of ROUTES) {
     const match = pattern.exec(location.pathname);
     if (match) {

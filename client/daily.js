@@ -1,12 +1,11 @@
 // The daily challenge page: the day's deal, my result and streak, a ranked
 // first attempt (then practice), and the day's leaderboard, live.
 
-import { h, clear, clock, clockTenths, copyButton, toast, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
+import { h, clear, clock, toast, api, savedName, saveName, raceCreds, saveRaceCreds, playerKey, ghostLink, whoAmI, playingAs } from './dom.js';
 import { setConnectionIndicator } from './race.js';
 import { t, tn, day as dayText, relative } from './i18n.js';
 import { reviewNote, dailyPlace } from './review.js';
-
-const FIRST_DAY = '2026-01-01';
+import { FIRST_DAY, shareText, sharePanel } from './share.js';
 
 function shiftDay(date, days) {
   const d = new Date(`${date}T00:00:00Z`);
@@ -103,7 +102,8 @@ export class DailyPage {
     const later = this.today ? null : h('a', { href: '/daily', 'data-link': '' }, `${t('daily.today_link')} →`);
     const ago = this.today ? null : Math.round((Date.parse(new Date().toISOString().slice(0, 10)) - Date.parse(day.date)) / 86400000);
     clear(this.root, h('div', { class: 'panel daily' },
-      h('h1', {}, t('daily.title', { date: dayText(day.date) })),
+      // The date is one piece: never broken over two lines.
+      h('h1', {}, tn('daily.title', { date: h('span', { class: 'date' }, dayText(day.date)) })),
       ago > 0 ? h('p', { class: 'small when' }, relative(-ago, 'day')) : null,
       day.code
         ? h('p', {}, tn('daily.code', { code: h('span', { class: 'code' }, day.code) }), day.par ? ` · ${t('race.par', { par: day.par })}` : '', ` · ${t('cells.count', { count: 4 })}`)
@@ -157,11 +157,7 @@ export class DailyPage {
         me.streak > 1 ? ` ${t('daily.streak', { count: me.streak })}` : ''));
       for (const line of reviewNote(entry.review, 'daily.why')) mine.push(h('p', { class: `held small review-${entry.review.status}` }, line));
       if (me.share) {
-        const share = this.shareText(entry, me);
-        mine.push(h('div', { class: 'share' },
-          h('label', { for: 'daily-share' }, t('daily.share')),
-          h('div', { class: 'row' }, h('textarea', { id: 'daily-share', readonly: true, rows: 3 }, share), copyButton(() => share),
-            typeof navigator.share === 'function' ? h('button', { type: 'button', class: 'share-native', onclick: () => navigator.share({ text: share }).catch(() => {}) }, t('results.share_native')) : null)));
+        mine.push(sharePanel(this.shareText(entry, me), 'daily-share', t('daily.share')));
       }
     } else if (me && me.attempt && this.elsewhere) {
       mine.push(h('p', { class: 'my-result elsewhere' }, t('daily.elsewhere')));
@@ -178,17 +174,23 @@ export class DailyPage {
     clear(this.mineEl, mine);
   }
 
-  // The line to paste elsewhere, in the player's language (the server's
-  // `share` says the same in English): no code, no link, no move.
+  // The text to paste elsewhere (share.js writes it, as for a race's results):
+  // no code, no move, a link to the day's page only.
   shareText(entry, me) {
-    const par = this.day.par ? ` ${t('daily.share_par', { par: this.day.par })}` : '';
-    const outcome = entry.result === 'won'
-      ? t('daily.share_won', { time: clockTenths(entry.time_ms), count: entry.actions }) + par
-      : t('daily.share_cards', { cards: entry.foundation_cards, count: entry.actions });
-    const disqualified = entry.review && entry.review.status === 'disqualified';
-    const place = me.rank ? t('profile.place', { place: me.rank, count: me.total }) : t(disqualified ? 'verdict.disqualified_tag' : 'results.held_tag');
-    const streak = me.streak > 1 ? t('daily.share_streak', { count: me.streak }) : '';
-    return t('daily.share_text', { date: dayText(this.day.date), outcome, place, streak });
+    const status = entry.review && entry.review.status;
+    return shareText({
+      date: this.day.date,
+      won: entry.result === 'won',
+      place: me.rank,
+      total: me.total,
+      review: status === 'held' || status === 'disqualified' ? status : me.rank ? null : 'held',
+      time_ms: entry.time_ms,
+      cards: entry.foundation_cards,
+      moves: entry.actions,
+      par: this.day.par,
+      streak: me.streak,
+      origin: location.origin,
+    });
   }
 
   // Ask the server for my place again (once at a time: the live table can move fast).

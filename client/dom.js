@@ -270,6 +270,25 @@ export async function api(method, path, body, headers = {}) {
   return data;
 }
 
+// Where the player was before the account's pages: signing up or in leads back there.
+let place = null;
+
+export function notePlace(path) {
+  if (!/^\/account(\/|$|\?)/.test(path)) place = path;
+}
+
+export function placeBefore() {
+  if (place) return place;
+  // A first page load at /account: the page that linked here, if it is this site's.
+  try {
+    const from = new URL(document.referrer);
+    if (from.origin === location.origin && !from.pathname.startsWith('/account')) return from.pathname + from.search;
+  } catch {
+    // No referrer.
+  }
+  return '/';
+}
+
 let mine; // a promise of the signed-in account (or null), asked once per page load
 
 export function whoAmI(fresh = false) {

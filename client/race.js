@@ -771,7 +771,7 @@ export class RaceView {
     const race = this.race;
     const phaseText = t({ lobby: 'phase.lobby', countdown: 'phase.countdown', running: 'phase.running', finished: 'phase.finished' }[phase]);
     patch(el,
-      h('h1', {}, this.creds.daily ? t('race.daily_title', { date: day(this.creds.daily) }) : race.practice ? t('title.practice') : t('title.race')),
+      h('h1', {}, this.creds.daily ? tn('race.daily_title', { date: h('span', { class: 'date' }, day(this.creds.daily)) }) : race.practice ? t('title.practice') : t('title.race')),
       this.creds.daily ? h('span', { class: 'badge' }, this.creds.ranked ? t('race.ranked') : t('race.unranked')) : null,
       // A deal the server picked stays secret until the start (code null in
       // the lobby); today's daily code, until the day ends.
@@ -970,7 +970,7 @@ export class RaceView {
       try {
         const me = await api('GET', `/api/daily/${date}/me`, undefined, { 'X-Player-Key': playerKey() });
         if (!me.attempt || me.attempt.race_id !== this.raceId) this.dailyAsked = 99; // a practice game
-        else if (me.rank) this.dailyPlace = { rank: me.rank, total: me.total };
+        else if (me.rank) this.dailyPlace = { rank: me.rank, total: me.total, streak: me.streak };
       } catch {
         // The result panel works without it.
       }

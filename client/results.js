@@ -1,10 +1,11 @@
 // The end of a race: the results (a table, or a result card for a game of
 // one), the share text and the buttons that lead on.
 
-import { h, clock, ordinal, copyButton, ghostLink, keepBest } from './dom.js';
+import { h, clock, ghostLink, keepBest } from './dom.js';
 import { statusText, accountTags } from './track.js';
-import { t, day } from './i18n.js';
+import { t } from './i18n.js';
 import { reviewTag, reviewNote } from './review.js';
+import { shareText, sharePanel } from './share.js';
 
 const RESULT_COLUMNS = ['#', 'table.player', 'table.time', 'table.cards', 'table.score', 'table.moves', 'table.result'];
 const column = (key) => (key === '#' ? '#' : t(key));
@@ -12,7 +13,7 @@ const column = (key) => (key === '#' ? '#' : t(key));
 export function resultsPanel(page) {
   const order = page.ordered();
   const mine = page.players.get(page.me);
-  const text = shareText(page, mine, order.length);
+  const text = shareText(shareOf(page, mine, order.length));
   const solo = page.solo();
   const reason = solo ? null : t({ time_limit: 'results.time_limit', all_done: 'results.all_done' }[page.raceOverReason] || 'results.over');
   if (page.daily()) page.loadDailyPlace();
@@ -33,9 +34,7 @@ export function resultsPanel(page) {
         h('td', { 'data-label': t('table.moves') }, String(p.actions)),
         h('td', { 'data-label': t('table.result') }, statusText(p.status),
           ' ', reviewTag(p.review)))))),
-    h('div', { class: 'share' },
-      h('label', { for: 'share-text' }, t('results.share')),
-      h('div', { class: 'row' }, h('textarea', { id: 'share-text', readonly: true, rows: 3 }, text), copyButton(() => text), shareButton(text))),
+    sharePanel(text, 'share-text', t('daily.share')),
     h('p', { class: 'row' },
       page.isHost() && !page.race.rematch && !page.daily()
         ? h('button', { type: 'button', class: 'primary rematch-button', disabled: page.rematchSent, onclick: () => page.rematch() }, page.rematchSent ? t('results.opening') : page.race.practice ? t('results.new_deal') : t('results.rematch'))
@@ -46,18 +45,25 @@ export function resultsPanel(page) {
       h('a', { href: '/', class: 'button', 'data-link': '' }, t('common.home'))));
 }
 
-export function shareText(page, mine, total) {
-  const placed = mine && mine.rank && !page.solo();
-  const result = !mine ? null : mine.status === 'won'
-    ? placed ? t('share.won_place', { place: ordinal(mine.rank), count: total, time: clock(mine.time_ms || 0) }) : t('share.won', { time: clock(mine.time_ms || 0) })
-    : t('share.cards', { cards: mine.foundation_cards });
-  // A daily's deal is secret until the day ends: no code, no link to the attempt.
+// What the share says of my result (share.js writes it): a daily's place is
+// the day's (asked of the server), a race's this race's.
+export function shareOf(page, mine, total) {
   const date = page.daily();
-  if (date) return result ? t('share.daily_result', { date: day(date), result, score: mine.score }) : t('share.daily', { date: day(date) });
-  // Nor does a race's share name its deal or link to it: the site, and the result.
-  const url = `${location.origin}/`;
-  if (!result) return t('share.race', { url });
-  return t('share.result', { result, score: mine.score, url });
+  const review = mine && mine.review && mine.review.status !== 'confirmed' ? mine.review.status : null;
+  const daily = date ? page.dailyPlace : null;
+  return {
+    date,
+    won: Boolean(mine && mine.status === 'won'),
+    place: date ? daily && daily.rank : mine && mine.rank,
+    total: date ? daily && daily.total : total,
+    review: review === 'held' || review === 'disqualified' ? review : null,
+    time_ms: mine ? mine.time_ms : 0,
+    cards: mine ? mine.foundation_cards : 0,
+    moves: mine ? mine.actions : 0,
+    par: page.race.par || null,
+    streak: daily ? daily.streak : 0,
+    origin: location.origin,
+  };
 }
 
 // One player's result as a few plain lines (a race of one has no table).
@@ -69,12 +75,6 @@ function resultCard(p) {
     h('div', {}, h('dt', {}, t('results.cards')), h('dd', {}, `${p.foundation_cards}/52`)),
     h('div', {}, h('dt', {}, t('table.score')), h('dd', {}, String(p.score))),
     h('div', {}, h('dt', {}, t('table.moves')), h('dd', {}, String(p.actions))));
-}
-
-// The system's share sheet, where the browser has one (phones, mostly).
-function shareButton(text) {
-  if (typeof navigator.share !== 'function') return null;
-  return h('button', { type: 'button', class: 'share-native', onclick: () => navigator.share({ text }).catch(() => {}) }, t('results.share_native'));
 }
 
 // Replays and ghosts of a finished race (a daily attempt's record stays

@@ -90,7 +90,9 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     shoot(ann, "account-sign-up-desktop")
     ann.page.fill("#up-name", ann_name)
     ann.page.click("#up-passkey")
-    expect(ann.page.locator("main h1")).to_have_text(ann_name)
+    # Signed up, she is back on the daily's page, where she was.
+    expect(ann.page).to_have_url(base + "/daily")
+    expect(ann.page.locator(".daily-play .playing-as")).to_have_text(f"Playing as {ann_name}")
     expect(ann.page.locator("#account-link")).to_have_text(ann_name)
     stored = cdp.send("WebAuthn.getCredentials", {"authenticatorId": device})["credentials"]
     assert len(stored) == 1 and stored[0]["isResidentCredential"]
@@ -101,7 +103,7 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     bo.page.fill("#up-name", bo_name)
     bo.page.fill("#up-password", "correct horse battery")
     bo.page.click("#up-submit")
-    expect(bo.page.locator("main h1")).to_have_text(bo_name)
+    expect(bo.page.locator("#account-link")).to_have_text(bo_name)
     cy = players("Cy", base=base, **DESKTOP)
 
     # A race of friends: each signed-in player is marked, with their rating beside
@@ -189,7 +191,7 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     expect(dee.page.locator("main h1")).to_have_text(ann_name)
     expect(dee.page.locator(".streak")).to_have_text("1 day")
     expect(dee.page.locator(".ratings")).to_contain_text(re.compile(r"\d+ \(4 cells, 1 race\)"))
-    expect(dee.page.locator(".calendar")).to_contain_text(today[5:])
+    expect(dee.page.locator(f".calendar-grid .day.won[data-date='{today}']")).to_have_count(1)
     expect(dee.page.locator(".history li")).to_have_count(2)
     shoot(dee, "profile-phone")
     desk = players("Desk", base=base, **DESKTOP)
@@ -204,14 +206,18 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     expect(ann.page.locator("#sign-in")).to_be_visible()
     expect(ann.page.locator("#account-link")).to_have_text("Sign in")
     ann.page.click("#in-passkey")
-    expect(ann.page.locator("main h1")).to_have_text(ann_name)
+    expect(ann.page.locator("#account-link")).to_have_text(ann_name)
     bo_phone = players("BoPhone", base=base, **PHONE)
     bo_phone.page.goto(base + "/account")
     shoot(bo_phone, "account-sign-up-phone")
     bo_phone.page.fill("#in-name", bo_name)
     bo_phone.page.fill("#in-password", "correct horse battery")
     bo_phone.page.click("#in-submit")
+    expect(bo_phone.page.locator("#account-link")).to_have_text(bo_name)
+    bo_phone.page.click("#account-link")  # his profile, which links to his settings
+    bo_phone.page.click(".profile a.settings")
     expect(bo_phone.page.locator("main h1")).to_have_text(bo_name)
+    expect(bo_phone.page.locator("#sign-out")).to_be_visible()
     shoot(bo_phone, "account-phone")
 
 
@@ -223,9 +229,16 @@ def test_deleting_an_account_asks_for_its_password_again(players: Any, site: Ser
     p.page.fill("#up-name", name)
     p.page.fill("#up-password", "correct horse battery")
     p.page.click("#up-submit")
+    expect(p.page.locator("#account-link")).to_have_text(name)
+    p.page.goto(site.base + "/account")
     expect(p.page.locator("main h1")).to_have_text(name)
     p.page.remove_listener("dialog", p._dialog)  # this one confirms
     p.page.on("dialog", lambda dialog: dialog.accept())
+    # The delete button waits behind a closed disclosure.
+    expect(p.page.locator("details.danger-zone")).not_to_have_attribute("open", "")
+    expect(p.page.locator("#delete-account")).to_be_hidden()
+    p.page.click("details.danger-zone summary")
+    expect(p.page.locator("#delete-account")).to_be_visible()
     # No password typed: nothing is sent, the field asks for it.
     p.page.click("#delete-account")
     expect(p.page.locator("#pw-current")).to_be_focused()
@@ -238,3 +251,131 @@ def test_deleting_an_account_asks_for_its_password_again(players: Any, site: Ser
     p.page.click("#delete-account")
     expect(p.page).to_have_url(re.compile(r"/$"))
     expect(p.page.locator("#account-link")).to_have_text("Sign in")
+
+
+WIDE = {"viewport": {"width": 1440, "height": 900}}
+
+
+@pytest.fixture(scope="module")
+def reviewing_site() -> Iterator[ServerProcess]:
+    """A server that reviews results (from 10 actions) and ranks a new account's daily
+    however many accounts this address made today."""
+    env = {
+        **SERVER_ENV,
+        "BOULANGER_REVIEW_MIN_ACTIONS": "10",
+        "BOULANGER_DAILY_NEW_ACCOUNTS_PER_ADDRESS": "0",
+    }
+    proc = ServerProcess("memory://", env=env)
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    ("size", "language"), [("phone", "en"), ("desktop", "en"), ("phone", "da")]
+)
+def test_signed_up_back_where_i_was_and_a_profile_that_says_why(
+    players: Any, reviewing_site: ServerProcess, size: str, language: str
+) -> None:
+    clear_of_midnight(180)
+    base = reviewing_site.base
+    name = "Re" + secrets.token_hex(3)
+    locale = "da-DK" if language == "da" else "en-US"
+    p = players("Re", base=base, locale=locale, **(PHONE if size == "phone" else WIDE))
+    tag = f"{language}-{size}"
+
+    # Signing up from the daily's page leads back to it, signed in.
+    p.page.goto(base + "/daily")
+    p.page.click("header a#account-link")
+    p.page.fill("#up-name", name)
+    p.page.fill("#up-password", "correct horse battery")
+    p.page.click("#up-submit")
+    expect(p.page).to_have_url(base + "/daily")
+    expect(p.page.locator(".daily-play .playing-as strong")).to_have_text(name)
+
+    # The ranked daily, won at a machine's pace: held for review.
+    code = str(d.game_code(d.today(int(time.time() * 1000))))
+    p.page.click(".daily-play button[type=submit]")
+    wait_playing(p)
+    for move in solve(code):
+        key_move(p, move)
+    pill = p.page.locator(".result-card .tag.held")
+    expect(pill).to_be_visible()
+    expect(p.page.locator(".cascade")).to_have_count(0)  # the win's cards have landed
+    # The pill stays inside its tile; the day's date is one line.
+    outside = pill.evaluate(
+        """(el) => {
+            const box = el.getBoundingClientRect();
+            const tile = el.closest('.result-card > div').getBoundingClientRect();
+            return box.left < tile.left || box.right > tile.right || box.bottom > tile.bottom;
+        }"""
+    )
+    assert outside is False
+    assert p.page.locator(".race-head h1 .date").evaluate("(el) => el.getClientRects().length") == 1
+    p.page.locator(".result-card").scroll_into_view_if_needed()
+    shoot(p, f"profile-held-result-{tag}")
+
+    # A race of one, resigned: its replay is on the profile.
+    created = p.page.request.post(base + "/api/races", data={}, headers={"origin": base}).json()
+    creds = {"host_key": created["host_key"], "autostart": True}
+    p.page.evaluate(
+        "([id, creds]) => localStorage.setItem(`boulanger.race.${id}`, JSON.stringify(creds))",
+        [created["race_id"], creds],
+    )
+    p.page.goto(f"{base}/race/{created['race_id']}")  # the host joins, and it starts
+    wait_playing(p)
+    resign(p)
+    expect(p.page.locator(".results")).to_be_visible()
+
+    p.page.goto(f"{base}/@/{name}")
+    expect(p.page.locator(".profile h1")).to_have_text(name)
+    expect(p.page.locator(".streak")).to_have_text("0 dage" if language == "da" else "0 days")
+    why = p.page.locator(".streak-why.held")
+    expect(why).to_be_visible()
+    if language == "en":
+        expect(why).to_contain_text("is under review: it joins the streak once a moderator")
+    today = d.today(int(time.time() * 1000)).isoformat()
+    expect(p.page.locator(f".calendar-grid .day.held[data-date='{today}']")).to_have_count(1)
+    expect(p.page.locator(".calendar-grid .day")).to_have_count(42)
+    expect(p.page.locator(".times-chart svg circle.dot.held")).to_have_count(1)
+    history = p.page.locator(".history > li")
+    expect(history).to_have_count(2)
+    expect(p.page.locator(".history .held-why")).to_have_count(1)
+    replay = p.page.locator(".history a.replay-link")
+    expect(replay).to_have_count(1)  # today's daily has none until the day ends
+    href = replay.get_attribute("href") or ""
+    assert href.startswith(f"/race/{created['race_id']}/replay/")
+    shoot(p, f"profile-{tag}")
+    p.page.screenshot(path=str(SCREENSHOTS / f"profile-{tag}-full.png"), full_page=True)
+    if size == "phone":  # nor at 320 px does the calendar push the page sideways
+        p.page.set_viewport_size({"width": 320, "height": 780})
+        width = p.page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 320, width
+        p.page.set_viewport_size(PHONE["viewport"])
+    replay.click()
+    expect(p.page).to_have_url(base + href)
+
+    # Settings: deleting the account waits behind a closed disclosure.
+    p.page.goto(f"{base}/@/{name}")
+    p.page.click(".profile a.settings")
+    expect(p.page.locator("#sign-out")).to_be_visible()
+    expect(p.page.locator("details.danger-zone")).not_to_have_attribute("open", "")
+    expect(p.page.locator("#delete-account")).to_be_hidden()
+    shoot(p, f"profile-account-{tag}")
+    p.page.click("details.danger-zone summary")
+    expect(p.page.locator("#delete-account")).to_be_visible()
+    shoot(p, f"profile-account-danger-{tag}")
+
+    # Signed out, signing in from the daily's page leads back to it too.
+    p.page.click("#sign-out")
+    expect(p.page.locator("#sign-in")).to_be_visible()
+    p.page.goto(base + "/daily")
+    p.page.click("header a#account-link")
+    p.page.fill("#in-name", name)
+    p.page.fill("#in-password", "correct horse battery")
+    p.page.click("#in-submit")
+    expect(p.page).to_have_url(base + "/daily")
+    expect(p.page.locator("#account-link")).to_have_text(name)

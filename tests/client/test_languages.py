@@ -285,7 +285,7 @@ def test_the_language_follows_the_account_to_another_device(players: Any) -> Non
     phone.page.fill("#up-name", name)
     phone.page.fill("#up-password", "correct horse")
     phone.page.click("#up-submit")
-    expect(phone.page.locator("#sign-out")).to_be_visible()
+    expect(phone.page.locator("#account-link")).to_have_text(name)
     phone.page.click("#lang summary")
     phone.page.click("#lang a[data-lang=pl]")
     expect(phone.page.locator("html")).to_have_attribute("lang", "pl")
@@ -299,6 +299,8 @@ def test_the_language_follows_the_account_to_another_device(players: Any) -> Non
     laptop.page.fill("#in-password", "correct horse")
     laptop.page.click("#in-submit")
     expect(laptop.page.locator("html")).to_have_attribute("lang", "pl")
+    expect(laptop.page.locator("#account-link")).to_have_text(name)
+    laptop.page.goto(laptop.base + "/account")
     expect(laptop.page.locator("#sign-out")).to_have_text(str(catalog("pl")["account.sign_out"]))
     laptop.page.reload()  # kept in this browser too
     expect(laptop.page.locator("html")).to_have_attribute("lang", "pl")

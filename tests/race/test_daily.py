@@ -200,21 +200,30 @@ def test_streaks_end_today_or_yesterday() -> None:
     assert d.streak({day + timedelta(days=1)}, day) == 0
 
 
+FULL, HALF, EMPTY = "\U0001f7e9", "\U0001f7e8", "\u2b1c"
+
+
 def test_share_text_tells_the_result_without_the_deal() -> None:
     day = date(2026, 11, 30)
     won = d.RankedEntry(12, 40, d.DailyEntry("Ann", "won", 252_345, 118, 560, 52))
-    assert d.share_text(day, won, 340, 3, par=94) == (
-        "Baker's Game daily 2026-11-30: won in 4:12.3, 118 actions (par 94), #12 of 340,"
-        " 3 days in a row."
+    site = "https://example.org"
+    assert d.share_text(day, won, 340, 3, par=94, site=site) == (
+        "Baker's Game daily #334\n"
+        "Won in 4:12.3 · 12th of 340\n"
+        "118 moves · par 94\n" + FULL * 13 + " 3 days in a row\n"
+        "https://example.org/daily/2026-11-30"
     )
     lost = d.RankedEntry(300, 41, d.DailyEntry("Bo", "resigned", 60_000, 212, 150, 37))
     assert d.share_text(day, lost, 340, 0) == (
-        "Baker's Game daily 2026-11-30: 37/52 cards, 212 actions, #300 of 340."
+        "Baker's Game daily #334\n"
+        "Not won: 37/52 cards · 300th of 340\n"
+        "212 moves\n" + FULL * 9 + HALF + EMPTY * 3
     )
     held = d.RankedEntry(None, 42, d.DailyEntry("Bot", "won", 9_000, 97, 560, 52, review="x"))
-    assert d.share_text(day, held, 340, 0, par=94) == (
-        "Baker's Game daily 2026-11-30: won in 0:09.0, 97 actions (par 94), held for review."
-    )
+    assert d.share_text(day, held, 340, 0, par=94).splitlines()[1] == "Won in 0:09.0 · under review"
+    assert [d._ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th",
+    ]  # fmt: skip
     assert d.format_time(3_725_000) == "1:02:05.0"
 
 

@@ -410,6 +410,9 @@ async def test_signed_in_players_race_guests_and_are_rated(
     assert profile["stats"]["cells"]["4"]["best_ms"] is not None
     assert profile["races"][0]["race_id"] == created["race_id"]
     assert profile["races"][0]["place"] == 1
+    player_id = profile["races"][0]["player_id"]
+    assert profile["races"][0]["replay"] == f"/race/{created['race_id']}/replay/{player_id}"
+    assert profile["dailies"] == []
     async with _client(site) as http:
         loser = (await http.get(f"/api/players/{bo}")).json()
         page = await http.get(f"/@/{ann}")
@@ -489,6 +492,9 @@ async def test_one_ranked_daily_per_account_guests_unranked(site: AppServer) -> 
     profile = await _eventually(on_profile)
     assert profile["calendar"] == [today]
     assert profile["races"][0]["daily"] == today and profile["races"][0]["ranked"] is True
+    assert profile["races"][0]["replay"] is None  # today's deal: no replay until the day ends
+    [daily] = profile["dailies"]
+    assert daily["date"] == today and daily["won"] is False and daily["counted"] is False
 
 
 async def test_a_deleted_accounts_past_results_show_deleted_player(site: AppServer) -> None:

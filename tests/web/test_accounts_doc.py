@@ -9,6 +9,7 @@ from starlette.routing import Route
 
 from boulanger.broker.desk import AuditEntryDict
 from boulanger.web import accounts_http, desk_http, passkeys
+from boulanger.web.accounts import Profile, ProfileDaily, ProfileRace
 from boulanger.web.desk import DeskResult
 from support.protocol_doc import section
 
@@ -30,7 +31,10 @@ def test_the_documented_shapes_are_the_servers() -> None:
     assert len(blocks) == 2
     account, profile = (json.loads(b) for b in blocks)
     assert set(account) == {"name", "password", "passkeys", "url", "language"}
-    assert set(profile) == {"name", "since", "stats", "streak", "calendar", "ratings", "races"}
+    assert set(profile) == set(Profile.__annotations__)
+    # A race's "held" is there only for a result held (the example's is not).
+    assert set(profile["races"][0]) == set(ProfileRace.__annotations__) - {"held"}
+    assert set(profile["dailies"][0]) == set(ProfileDaily.__annotations__)
     assert set(profile["stats"]["races"]) == {
         "played", "won", "first", "win_rate", "best_ms", "median_ms",
     }  # fmt: skip

@@ -242,7 +242,9 @@ async def test_first_attempt_is_ranked_later_ones_are_practice(
     mine = (await _get(base, f"/api/daily/{today}/me", headers={"X-Player-Key": ann})).json()
     assert (mine["rank"], mine["total"], mine["streak"]) == (1, 3, 1)
     assert mine["entry"] == top
-    assert mine["share"].startswith(f"Baker's Game daily {today}: won in ")
+    number = d.day_number(today) + 1
+    assert mine["share"].startswith(f"Baker's Game daily #{number}\nWon in ")
+    assert mine["share"].endswith(f"{base}/daily/{today}")  # the day's page, not the game
     assert "BK1-" not in mine["share"] and "/race/" not in mine["share"]
     cys = (await _get(base, f"/api/daily/{today}/me", headers={"X-Player-Key": cy})).json()
     assert (cys["rank"], cys["streak"]) == (2, 0)

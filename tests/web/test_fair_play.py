@@ -298,7 +298,7 @@ async def test_a_bot_on_todays_daily_learns_the_deal_at_its_start_and_is_held(
         "reason": f"{held['reason']}; {LINE_REASON}",
     }
     assert me["streak"] == 0
-    assert "held for review" in me["share"]
+    assert "under review" in me["share"]
     assert "BK1-" not in me["share"] and "/race/" not in me["share"]
     board = (await _get(server.base, f"/api/daily/{today}/leaderboard?limit=100")).json()
     assert name not in json.dumps(board)

@@ -416,26 +416,58 @@ def format_time(ms: int) -> str:
     return f"{minutes}:{seconds:02d}.{tenth}"
 
 
+SQUARES = 13  # one per rank the four foundations reached together
+
+
+def squares(cards: int) -> str:
+    """The share's line of squares: full for a rank all four suits passed, half for
+    one some did, empty for the rest (how far, never which card)."""
+    n = max(0, min(52, cards))
+    return "".join(
+        "\U0001f7e9" if n >= 4 * (i + 1) else "\U0001f7e8" if n > 4 * i else "\u2b1c"
+        for i in range(SQUARES)
+    )
+
+
+def _ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``11th``, ``22nd``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def share_text(
-    day: date, ranked: RankedEntry, total: int, streak_days: int, par: int | None = None
+    day: date,
+    ranked: RankedEntry,
+    total: int,
+    streak_days: int,
+    par: int | None = None,
+    site: str | None = None,
 ) -> str:
-    """One line to paste elsewhere: no code, no link, no board, no move (the deal stays secret)."""
+    """The share text, as the client writes it in English (client/share.js): the day's
+    number (1 on :data:`FIRST_DAY`), the result and place, the moves and par, the
+    squares, and a link to the day's page on ``site`` (none without it). No code, no
+    board, no move: the deal stays secret."""
     entry = ranked.entry
     if entry.result == WON:
-        par_text = f" (par {par})" if par is not None else ""
-        outcome = f"won in {format_time(entry.time_ms)}, {entry.actions} actions{par_text}"
+        result = f"Won in {format_time(entry.time_ms)}"
     else:
-        outcome = f"{entry.foundation_cards}/52 cards, {entry.actions} actions"
-    if ranked.rank is not None:
-        place = f"#{ranked.rank} of {total}"
-    elif entry.decision is not None:
-        place = entry.decision.status  # disqualified (a confirmed entry has its rank)
+        result = f"Not won: {entry.foundation_cards}/52 cards"
+    if entry.decision is not None and ranked.rank is None:
+        result += f" · {entry.decision.status}"  # disqualified (a confirmed entry has its rank)
+    elif ranked.rank is None:
+        result += " · under review"
     else:
-        place = "held for review"
-    text = f"Baker's Game daily {day.isoformat()}: {outcome}, {place}"
+        result += f" · {_ordinal(ranked.rank)} of {total}"
+    moves = f"{entry.actions} move" + ("" if entry.actions == 1 else "s")
+    if par:
+        moves += f" · par {par}"
+    line = squares(entry.foundation_cards)
     if streak_days > 1:
-        text += f", {streak_days} days in a row"
-    return text + "."
+        line += f" {streak_days} days in a row"
+    lines = [f"Baker's Game daily #{day_number(day) + 1}", result, moves, line]
+    if site is not None:
+        lines.append(f"{site}/daily/{day.isoformat()}")
+    return "\n".join(lines)
 
 
 # -- the live leaderboard's messages ---------------------------------------

@@ -71,6 +71,7 @@ REFUSED = {
 CEREMONY_S = 300.0  # a passkey ceremony's challenge lives this long
 CELLS = (4, 2, 1)
 HISTORY_SHOWN = 20
+DAILIES_SHOWN = 60  # the ranked dailies a profile lists (its calendar and times chart)
 
 
 def new_account_id() -> str:
@@ -93,13 +94,26 @@ class Profile(TypedDict):
     calendar: list[str]
     ratings: dict[str, a.RatingWire]
     races: list[ProfileRace]
+    dailies: list[ProfileDaily]
 
 
 class ProfileRace(a.RaceResultDict):
-    """A race of a profile's history, with the links to it and to its record."""
+    """A race of a profile's history, with the links to it, its record and its replay."""
 
     url: str
     record: str
+    replay: str | None
+    review: ReviewWire | None
+
+
+class ProfileDaily(TypedDict):
+    """A ranked daily of a profile: won or not, and whether the win counts (held or
+    disqualified: ``review`` says which)."""
+
+    date: str
+    won: bool
+    counted: bool
+    time_ms: int | None
     review: ReviewWire | None
 
 
@@ -464,7 +478,7 @@ class Accounts:
         won = await self.daily.won_days(account.daily_key, today, 400)
         played = {date.fromisoformat(r.daily) for r in results if r.daily and r.ranked}
         shown = results[:HISTORY_SHOWN]
-        reviews = [await self._review_of(account, r) for r in shown]
+        races = [await self._race_of(account, r, today) for r in shown]
         ratings = {}
         for cells in CELLS:
             found = await store.rating(account.id, cells)
@@ -477,16 +491,58 @@ class Accounts:
             "streak": streak,
             "calendar": a.calendar(played | set(won)),
             "ratings": ratings,
-            "races": [
-                {
-                    **r.to_dict(),
-                    "url": f"/race/{r.race_id}",
-                    "record": f"/api/races/{r.race_id}/records/{r.player_id}",
-                    "review": review,
-                }
-                for r, review in zip(shown, reviews, strict=True)
-            ],
+            "races": races,
+            "dailies": await self._dailies(account, results, set(won)),
         }
+
+    async def _race_of(self, account: a.Account, r: a.RaceResult, today: date) -> ProfileRace:
+        """A race of the profile's list: its links (a replay once its deal may be seen)
+        and its review."""
+        replay: str | None = f"/race/{r.race_id}/replay/{r.player_id}"
+        if r.daily is not None and date.fromisoformat(r.daily) >= today:
+            replay = None  # today's deal is secret until the day ends
+        elif r.daily is not None and r.ranked:
+            entry = await self.daily.player(date.fromisoformat(r.daily), account.daily_key)
+            replay = None if entry is None else f"/daily/{r.daily}/replay/{entry.entry_id}"
+        return {
+            **r.to_dict(),
+            "url": f"/race/{r.race_id}",
+            "record": f"/api/races/{r.race_id}/records/{r.player_id}",
+            "replay": replay,
+            "review": await self._review_of(account, r),
+        }
+
+    async def _dailies(
+        self, account: a.Account, results: list[a.RaceResult], won: set[date]
+    ) -> list[ProfileDaily]:
+        """The last ranked dailies, latest first: a win that does not count (held or
+        disqualified) with its review; days won before the history (a claimed guest
+        key's) as bare wins."""
+        days: dict[str, ProfileDaily] = {}
+        for r in results:
+            if r.daily is None or not r.ranked or r.daily in days:
+                continue
+            counted = date.fromisoformat(r.daily) in won
+            review = None if counted or not r.won else await self._review_of(account, r)
+            days[r.daily] = {
+                "date": r.daily,
+                "won": r.won,
+                "counted": counted,
+                "time_ms": r.time_ms,
+                "review": review,
+            }
+        for day in won:
+            days.setdefault(
+                day.isoformat(),
+                {
+                    "date": day.isoformat(),
+                    "won": True,
+                    "counted": True,
+                    "time_ms": None,
+                    "review": None,
+                },
+            )
+        return sorted(days.values(), key=lambda x: x["date"], reverse=True)[:DAILIES_SHOWN]
 
     async def _review_of(self, account: a.Account, result: a.RaceResult) -> ReviewWire | None:
         """A result's review as its player's profile shows it: held, or as decided."""

@@ -226,7 +226,8 @@ async def my_standing(request: Request) -> Response:
     total = (await daily.store.page(day, 0, 0)).total
     share = None
     if ranked is not None:
-        share = d.share_text(day, ranked, total, streak, daily.challenge(day)["par"])
+        site = str(request.base_url).rstrip("/")
+        share = d.share_text(day, ranked, total, streak, daily.challenge(day)["par"], site)
     return JSONResponse(
         {
             "date": day.isoformat(),
