@@ -118,6 +118,8 @@ function drawTrack(page, track) {
     const kind = `${me ? ' me' : ''}${p.status === 'won' ? ' won' : p.status === 'resigned' ? ' resigned' : ''}`;
     if (r.kind !== kind) {
       r.kind = kind;
+      r.width = 0; // a finisher's name has a mark: measured again
+      measure = true;
       for (const part of ['stem', 'dot', 'runner']) (part === 'runner' ? r.label : r[part]).className = part + kind;
     }
     r.cards = me ? mine : p.foundation_cards;

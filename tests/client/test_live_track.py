@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,13 +22,21 @@ from playwright.sync_api import expect
 
 from support.racer import Racer
 
-from .conftest import REPO, Player
+from .conftest import REPO, SCREENSHOTS, Player
 from .test_browser import DEAL, create_race, key_move, solve, wait_playing
 from .test_bugs import PHONE
 
 DESKTOP = {"viewport": {"width": 1440, "height": 900}}
 RIVALS = ["Chloé", "Bartholomew", "Cy", "Dee", "Evangeline", "Fay"]
-SHOTS = REPO / "docs" / "screenshots"
+
+
+def shoot(p: Player, name: str) -> None:
+    """A picture of the viewport; kept in docs/screenshots/ with BOULANGER_UPDATE_SCREENSHOTS=1."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    p.page.screenshot(path=str(path))
+    if os.environ.get("BOULANGER_UPDATE_SCREENSHOTS"):  # as test_screenshots.py does
+        shutil.copy(path, REPO / "docs" / "screenshots" / f"{name}.png")
 
 
 def catalog(lang: str) -> dict[str, Any]:
@@ -135,6 +144,17 @@ def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
     )
 
 
+def apart(p: Player, count: int) -> None:
+    """The names on the track: ``count`` of them, inside the bar, no two overlapping."""
+    placed = boxes(p)
+    bar = p.page.locator(".me-bar").bounding_box()
+    assert bar is not None and len(placed) == count, placed
+    for i, a in enumerate(placed):
+        assert a["x"] >= bar["x"] and a["x"] + a["width"] <= bar["x"] + bar["width"], (a, bar)
+        for b in placed[i + 1 :]:
+            assert not overlap(a, b), (a, b)
+
+
 def moments(p: Player, kind: str, name: str) -> int:
     return int(
         p.page.evaluate(
@@ -168,13 +188,7 @@ def test_the_track_names_everyone_and_makes_moments_of_a_race(
         expect(track.locator(".runner", has_text=name)).to_have_count(1)
     expect(track.locator(".runner.me")).to_have_text("Ann")
     expect(track.locator(".dot.me")).to_have_count(1)
-    placed = boxes(ann)
-    assert len(placed) == len(RIVALS) + 1
-    width = options["viewport"]["width"]
-    for i, a in enumerate(placed):
-        assert a["x"] >= 0 and a["x"] + a["width"] <= width, a
-        for b in placed[i + 1 :]:
-            assert not overlap(a, b), (a, b)
+    apart(ann, len(RIVALS) + 1)
     # The track is at the top of the screen, and the board is there to play under it.
     bar = page.locator(".me-bar").bounding_box()
     assert bar is not None and bar["y"] >= 0 and bar["y"] + bar["height"] <= height * 0.3, bar
@@ -190,8 +204,7 @@ def test_the_track_names_everyone_and_makes_moments_of_a_race(
     expect(page.locator(".me-bar .moment")).to_have_text(passed)
     expect(page.locator("#live")).to_contain_text(passed)
     if size == "phone" and lang == "en":
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / "track-passed-phone-en.png"))
+        shoot(ann, "track-passed-phone-en")
     assert moments(ann, "passed", "Chloé") == 1
     assert sounds(ann, "pass") == 1
     crowd.up_to("Chloé", 6)
@@ -212,9 +225,8 @@ def test_the_track_names_everyone_and_makes_moments_of_a_race(
     expect(track.locator(".runner.won", has_text="Chloé")).to_have_count(1)
     assert sounds(ann, "finish") == 1
     assert moments(ann, "finished", "Chloé") == 1
-    boxes(ann)  # the names stand still for the picture
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"track-{size}-{lang}.png"))
+    apart(ann, len(RIVALS) + 1)  # a finisher's name too
+    shoot(ann, f"track-{size}-{lang}")
     expect(page.locator(".board-area")).not_to_have_attribute("data-edge", "flash")
 
     # Muted near the board, remembered after a reload; the header's toggle agrees.
@@ -233,9 +245,7 @@ def test_the_track_names_everyone_and_makes_moments_of_a_race(
     assert not ann.errors
 
 
-def test_reduced_motion_marks_a_finish_still_and_starts_muted(
-    players: Any, crowds: Any
-) -> None:
+def test_reduced_motion_marks_a_finish_still_and_starts_muted(players: Any, crowds: Any) -> None:
     ann = players("Ann", reduced_motion="reduce", **PHONE)
     crowd = race_with(ann, crowds, ["Chloé"])
     page = ann.page
@@ -251,5 +261,4 @@ def test_reduced_motion_marks_a_finish_still_and_starts_muted(
     assert page.evaluate("() => document.querySelector('.board').getAnimations().length") == 0
     assert sounds(ann, "finish") == 1
     expect(page.locator("#live")).to_contain_text("Chloé finished 1st")
-    Path(SHOTS).mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "track-still-phone-en.png"))
+    shoot(ann, "track-still-phone-en")
