@@ -60,9 +60,12 @@ export function renderMeBar(page, el, phase) {
       else window.removeEventListener('boulanger:sound', heard);
     };
     window.addEventListener('boulanger:sound', heard);
+    // A new width (a turned phone, a resized window) lays the names out again.
     new ResizeObserver(() => {
-      el._parts.track._width = el._parts.track.clientWidth;
-      drawTrack(page, el._parts.track);
+      const track = el._parts.track;
+      if (track._width === track.clientWidth) return;
+      track._width = track.clientWidth;
+      drawTrack(page, track);
     }).observe(el._parts.track);
   }
   patch(el._parts.line,
