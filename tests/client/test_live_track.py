@@ -195,6 +195,12 @@ def test_the_track_names_everyone_and_makes_moments_of_a_race(
     board = page.locator(".board").bounding_box()
     assert board is not None and board["y"] >= bar["y"] + bar["height"] - 1
     assert board["y"] < height * 0.45, board  # the top of the board, its columns, in sight
+    if size == "phone":  # scrolled down to the board's last cards, the track stays on top
+        page.evaluate("() => window.scrollBy(0, 300)")
+        page.wait_for_function("() => window.scrollY > 100")
+        bar = page.locator(".me-bar").bounding_box()
+        assert bar is not None and -1 <= bar["y"] < 10, bar
+        page.evaluate("() => window.scrollTo(0, 0)")
 
     # Chloé goes ahead by two; Ann passes her (told once), then Chloé passes Ann.
     crowd.up_to("Chloé", 2)
