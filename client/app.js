@@ -319,7 +319,7 @@ function desk() {
 // The race page's modules (race.js and what it imports) are loaded when a
 // race is opened, not on the home page: a first visit does not pay for them.
 // A page opened on a race asks for all of them at once (RACE_MODULES).
-const RACE_MODULES = ['race.js', 'board.js', 'rules.js', 'net.js', 'track.js', 'results.js', 'queue.js'];
+const RACE_MODULES = ['race.js', 'board.js', 'rules.js', 'net.js', 'track.js', 'moments.js', 'results.js', 'queue.js', 'review.js', 'share.js'];
 
 export function warmRace() {
   for (const name of RACE_MODULES) {
@@ -380,17 +380,15 @@ async function practice() {
   }
 }
 
-// Sound (and vibration on phones): off until turned on, then remembered.
+// Sound (and vibration on phones): on unless turned off (feel.js), remembered.
 const soundButton = document.getElementById('sound');
 function showSound() {
   const on = soundOn();
   soundButton.setAttribute('aria-pressed', String(on));
   soundButton.replaceChildren('♪', h('span', { class: 'word' }, ' ', on ? t('sound.on') : t('sound.off')));
 }
-soundButton.addEventListener('click', () => {
-  setSound(!soundOn());
-  showSound();
-});
+soundButton.addEventListener('click', () => setSound(!soundOn()));
+window.addEventListener('boulanger:sound', showSound); // a toggle elsewhere too
 // The language picker, on every page: links that carry ?lang=xx (a page
 // opened with one keeps it); a click here draws the page again in that
 // language, and the choice is kept (in this browser, and on the account of a

@@ -1,6 +1,8 @@
 // How the game feels: motion (Web Animations), sound (synthesised with Web
-// Audio, off until the player turns it on) and vibration on phones. Every
-// motion is skipped under prefers-reduced-motion.
+// Audio) and vibration on phones. Sound is on unless the player turned it
+// off (or asks for reduced motion: a quieter page, until they turn it on),
+// and plays only after the player's first gesture (browsers refuse audio
+// before). Every motion is skipped under prefers-reduced-motion.
 
 const SOUND_KEY = 'boulanger.sound';
 const motionQuery = typeof matchMedia === 'function' ? matchMedia('(prefers-reduced-motion: reduce)') : null;
@@ -81,23 +83,47 @@ export function cascade(sources) {
 // -- sound and vibration ---------------------------------------------------------
 
 let audio = null;
+let chosen = null; // the choice made on this page, when it could not be kept
 
 export function soundOn() {
+  let kept = chosen;
   try {
-    return localStorage.getItem(SOUND_KEY) === 'on';
+    kept = localStorage.getItem(SOUND_KEY) || chosen;
   } catch {
-    return false;
+    // No storage: this page's choice, or the default.
   }
+  return kept ? kept === 'on' : !reducedMotion();
 }
 
+// Turn sound on or off, remembered; every toggle on the page hears of it
+// (the event "boulanger:sound").
 export function setSound(on) {
+  chosen = on ? 'on' : 'off';
   try {
-    localStorage.setItem(SOUND_KEY, on ? 'on' : 'off');
+    localStorage.setItem(SOUND_KEY, chosen);
   } catch {
     // Not remembered: it still applies to this page.
   }
+  window.dispatchEvent(new CustomEvent('boulanger:sound', { detail: on }));
   if (on) play('place');
 }
+
+// The player's first gesture lets the page sound (and wakes an audio
+// context made too early).
+let woken = false;
+function wake() {
+  woken = true;
+  if (audio && audio.state === 'suspended') audio.resume().catch(() => {});
+}
+for (const type of ['pointerdown', 'keydown', 'touchend']) window.addEventListener(type, wake, { capture: true, once: true });
+
+function mayPlay() {
+  return woken || Boolean(navigator.userActivation && navigator.userActivation.hasBeenActive);
+}
+
+// How many times each sound was played on this page (for tests and the curious).
+const played = {};
+window.boulangerSounds = played;
 
 const SOUNDS = {
   place: [[520, 0, 0.05]],
@@ -105,12 +131,16 @@ const SOUNDS = {
   no: [[180, 0, 0.12]],
   win: [[523, 0, 0.12], [659, 0.12, 0.12], [784, 0.24, 0.12], [1047, 0.36, 0.3]],
   event: [[740, 0, 0.08]],
+  pass: [[660, 0, 0.07], [990, 0.07, 0.12]],
+  passed: [[587, 0, 0.08], [440, 0.08, 0.14]],
+  finish: [[784, 0, 0.09], [1047, 0.09, 0.09], [1319, 0.18, 0.2]],
 };
-const BUZZ = { no: 40, win: [60, 60, 120], up: 8 };
+const BUZZ = { no: 40, win: [60, 60, 120], up: 8, passed: 20, finish: [30, 40, 30] };
 
 // A short synthesised sound (and a buzz on phones), when the player wants them.
 export function play(name) {
-  if (!soundOn()) return;
+  if (!soundOn() || !mayPlay()) return;
+  played[name] = (played[name] || 0) + 1;
   if (navigator.vibrate && BUZZ[name]) {
     try {
       navigator.vibrate(BUZZ[name]);

@@ -279,13 +279,13 @@ export class RaceView {
   // -- the race as it happens: events, place, gap, following the leader ------
 
   // A line in the event feed (the last few are kept); `loud` ones are also
-  // said to screen readers.
-  event(text, loud = false) {
+  // said to screen readers, with a sound (none: the caller has its own).
+  event(text, loud = false, sound = 'event') {
     this.feed.unshift({ text, at: this.serverNow() });
     this.feed.length = Math.min(this.feed.length, FEED_LENGTH);
     if (loud) {
       say(text);
-      play('event');
+      if (sound) play(sound);
     }
   }
 
@@ -736,7 +736,7 @@ export class RaceView {
     if (!page) {
       page = h('div', { class: 'race-page' },
         h('div', { class: 'race-head' }),
-        h('div', { class: 'me-bar', role: 'status', hidden: true }),
+        h('div', { class: 'me-bar', hidden: true }),
         h('div', { class: 'race-main' },
           h('section', { class: 'play', 'aria-label': t('race.game_label') },
             h('div', { class: 'stats' }), h('div', { class: 'banner-area' }), h('div', { class: 'panel-area' }), h('div', { class: 'guide-area' }), h('div', { class: 'board-area' })),

@@ -4,6 +4,8 @@
 
 import { h, patch, clock, ordinal } from './dom.js';
 import { t } from './i18n.js';
+import { soundOn, setSound } from './feel.js';
+import { overtakes, rivalFinished } from './moments.js';
 
 const STATUS_KEYS = {
   playing: 'status.playing',
@@ -39,20 +41,153 @@ export function placeLine(page) {
 }
 
 // My place, pinned above the board during a race: "3rd of 8 · 16/52 · 4 behind Ann",
-// with a small track of everyone.
+// a mute toggle, and the track of everyone by name. The line of words is
+// patched; the track and the toggle are kept and moved (never rebuilt).
 export function renderMeBar(page, el, phase) {
   const line = phase === 'running' && page.role === 'player' && !page.solo() ? page.placeLine() : null;
   el.hidden = !line;
   if (!line) return;
-  const mine = page.myCards();
-  patch(el,
+  if (!el._parts) {
+    el._parts = {
+      line: h('div', { class: 'me-line', role: 'status' }),
+      mute: h('button', { type: 'button', class: 'mute', onclick: () => setSound(!soundOn()) }, h('span', { class: 'note', 'aria-hidden': 'true' }, '♪')),
+      track: h('div', { class: 'track', 'aria-hidden': 'true' }, h('div', { class: 'course' }, h('span', { class: 'lane' }))),
+      moment: h('div', { class: 'moment', 'aria-hidden': 'true', hidden: true }),
+    };
+    el.replaceChildren(el._parts.line, el._parts.mute, el._parts.track, el._parts.moment);
+    const heard = () => {
+      if (el.isConnected) showMute(el._parts.mute);
+      else window.removeEventListener('boulanger:sound', heard);
+    };
+    window.addEventListener('boulanger:sound', heard);
+    // A new width (a turned phone, a resized window) lays the names out again.
+    new ResizeObserver(() => {
+      const track = el._parts.track;
+      if (track._width === track.clientWidth) return;
+      track._width = track.clientWidth;
+      drawTrack(page, track);
+    }).observe(el._parts.track);
+  }
+  patch(el._parts.line,
     h('span', { class: 'my-place' }, line.place),
     h('span', { class: 'my-cards' }, line.cards),
-    h('span', { class: 'gap' }, line.gap),
-    h('span', { class: 'mini-track', 'aria-hidden': 'true' }, page.ordered().map((p) => {
-      const cards = p.player_id === page.me ? mine : p.foundation_cards;
-      return h('span', { class: `runner${p.player_id === page.me ? ' me' : ''}`, title: p.name, style: { left: `${(cards / 52) * 100}%` } }, p.name.slice(0, 1));
-    })));
+    h('span', { class: 'gap' }, line.gap));
+  showMute(el._parts.mute);
+  drawTrack(page, el._parts.track);
+  overtakes(page);
+}
+
+function showMute(button) {
+  const muted = !soundOn();
+  const label = t('race.mute');
+  if (button.getAttribute('aria-pressed') !== String(muted)) button.setAttribute('aria-pressed', String(muted));
+  if (button.getAttribute('aria-label') !== label) {
+    button.setAttribute('aria-label', label);
+    button.title = label;
+  }
+}
+
+const ROW = 23; // px: a row of names
+const GAP = 4; // px between two names in a row
+const EDGE = 7; // px: the course's ends, so that a dot at 0 or 52 shows whole
+
+// Every racer by name on one course, my lane marked. Names never overlap:
+// rows enough for all of them to stand at one spot (fixed for the names and
+// the width, so the board below never moves), neighbours on the course in
+// different rows (every rows-th one in each), and each row spread apart
+// where names would touch.
+function drawTrack(page, track) {
+  const width = track._width || (track._width = track.clientWidth);
+  const runners = track._runners || (track._runners = new Map());
+  const order = page.ordered();
+  const mine = page.myCards();
+  const seen = new Set();
+  let measure = false;
+  for (const p of order) {
+    seen.add(p.player_id);
+    let r = runners.get(p.player_id);
+    if (!r) {
+      r = { stem: h('span', { class: 'stem' }), dot: h('span', { class: 'dot' }), label: h('span', { class: 'runner', 'data-player': p.player_id }) };
+      track.append(r.stem, r.dot, r.label);
+      runners.set(p.player_id, r);
+    }
+    if (r.label.textContent !== p.name) {
+      r.label.textContent = p.name;
+      r.label.title = p.name;
+      r.width = 0;
+    }
+    if (!r.width) measure = true;
+    const me = p.player_id === page.me;
+    const kind = `${me ? ' me' : ''}${p.status === 'won' ? ' won' : p.status === 'resigned' ? ' resigned' : ''}`;
+    if (r.kind !== kind) {
+      r.kind = kind;
+      r.width = 0; // a finisher's name has a mark: measured again
+      measure = true;
+      for (const part of ['stem', 'dot', 'runner']) (part === 'runner' ? r.label : r[part]).className = part + kind;
+    }
+    r.cards = me ? mine : p.foundation_cards;
+  }
+  for (const [id, r] of runners) {
+    if (seen.has(id)) continue;
+    r.stem.remove();
+    r.dot.remove();
+    r.label.remove();
+    runners.delete(id);
+  }
+  if (!width) return;
+  if (measure) for (const r of runners.values()) r.width = r.width || r.label.offsetWidth;
+  const placed = order.map((p) => runners.get(p.player_id));
+  const span = width - 2 * EDGE;
+  // The widest names first: a row holds at most every rows-th racer along the course.
+  const widths = placed.map((r) => Math.min(span, r.width) + GAP).sort((a, b) => b - a);
+  let rows = 1;
+  while (rows < placed.length && widths.slice(0, Math.ceil(placed.length / rows)).reduce((a, b) => a + b, 0) > width + GAP) rows += 1;
+  // Along the course, behind first; the leaderboard's order among equals.
+  const along = placed.map((r, i) => ({ r, i, x: EDGE + (r.cards / 52) * span })).sort((a, b) => a.x - b.x || b.i - a.i);
+  const byRow = Array.from({ length: rows }, () => []);
+  along.forEach((item, k) => byRow[k % rows].push(item));
+  byRow.forEach((items) => spread(items, width));
+  const course = rows * ROW + 6;
+  track.style.height = `${course + 8}px`;
+  track.style.setProperty('--course', `${course}px`);
+  const lane = track.firstChild.firstChild;
+  lane.style.width = `${(Math.min(52, mine) / 52) * span + EDGE}px`;
+  // Drawn in place the first time; moved (a transition) from then on.
+  if (!track._placed) {
+    track._placed = true;
+    requestAnimationFrame(() => track.classList.add('placed'));
+  }
+  byRow.forEach((items, row) => {
+    for (const { r, x, left } of items) {
+      const top = row * ROW;
+      move(r.label, `translate(${Math.round(left)}px, ${top}px)`);
+      move(r.dot, `translate(${Math.round(x)}px, ${course}px)`);
+      move(r.stem, `translate(${Math.round(x)}px, ${top + ROW - 3}px) scaleY(${course - top - ROW + 3})`);
+    }
+  });
+}
+
+function move(el, transform) {
+  if (el._at !== transform) {
+    el._at = transform;
+    el.style.transform = transform;
+  }
+}
+
+// Names in one row, each as near its racer as may be, none touching: pushed
+// right past the one before, then back left from the row's end.
+function spread(items, width) {
+  let right = -GAP;
+  for (const item of items) {
+    item.left = Math.max(item.x - item.r.width / 2, 0, right + GAP);
+    right = item.left + item.r.width;
+  }
+  let left = width + GAP;
+  for (let k = items.length - 1; k >= 0; k--) {
+    const item = items[k];
+    item.left = Math.max(0, Math.min(item.left, width - item.r.width, left - GAP - item.r.width));
+    left = item.left;
+  }
 }
 
 // A signed-in player's mark and rating.
@@ -156,7 +291,8 @@ export function progressEvent(page, before, after) {
   if (after.status === 'won' && before.status !== 'won') {
     const place = after.rank ? ordinal(after.rank) : null;
     const key = me ? (place ? 'feed.you_finished_place' : 'feed.you_finished') : place ? 'feed.finished_place' : 'feed.finished';
-    page.event(t(key, { name: after.name, place, time }), !me);
+    page.event(t(key, { name: after.name, place, time }), !me, null);
+    if (!me) rivalFinished(page, after);
   } else if (after.status === 'resigned' && before.status !== 'resigned') {
     page.event(t(me ? 'feed.you_resigned' : 'feed.resigned', { name: after.name, cards: after.foundation_cards }), !me);
   } else if (!me) {

@@ -1,6 +1,6 @@
 """Motion and feel: moves slide, cards land, refusals shake, a win cascades,
-Finish sends the last cards up; sound and vibration when asked for; no
-motion under prefers-reduced-motion.
+Finish sends the last cards up; sound and vibration unless turned off (and
+off by default under prefers-reduced-motion, with no motion then).
 
 The deal is named: BK1-C4-AAAAAAC (Microsoft deal 2, 4 cells).
 """
@@ -94,7 +94,7 @@ def test_finish_sends_the_last_cards_and_the_win_cascades(players: Any) -> None:
     p = players("Winner")
     p.context.add_init_script(RECORDER)
     practise_deal(p)
-    p.page.click("#sound")  # sound and vibration on
+    # Sound and vibration are on by default (they play after the first gesture).
     expect(p.page.locator("#sound")).to_have_attribute("aria-pressed", "true")
     played = play_until_finish(p)
     left = 52 - view(p)["foundation_cards"]
@@ -109,8 +109,10 @@ def test_finish_sends_the_last_cards_and_the_win_cascades(players: Any) -> None:
     p.page.wait_for_function("() => window.feel.animations.some((a) => a.flying)")
     assert p.page.evaluate("() => window.feel.sounds") > 0
     assert p.page.evaluate("() => window.feel.buzzes") > 0
+    p.page.click("#sound")  # turned off ...
+    expect(p.page.locator("#sound")).to_have_attribute("aria-pressed", "false")
     p.page.reload()
-    expect(p.page.locator("#sound")).to_have_attribute("aria-pressed", "true")  # remembered
+    expect(p.page.locator("#sound")).to_have_attribute("aria-pressed", "false")  # ... remembered
 
 
 def test_no_cascade_and_no_sound_by_default_under_reduced_motion(players: Any) -> None:
@@ -124,3 +126,21 @@ def test_no_cascade_and_no_sound_by_default_under_reduced_motion(players: Any) -
     assert p.page.locator(".cascade").count() == 0
     assert animations(p) == []
     assert p.page.evaluate("() => window.feel.sounds + window.feel.buzzes") == 0
+
+
+def test_sound_is_on_by_default_and_waits_for_the_first_gesture(players: Any) -> None:
+    p = players("Ear")
+    # Playwright's evaluate() counts as a gesture for the browser: the page's
+    # own ear (a key or a pointer pressed) is what is tested here.
+    p.context.add_init_script(
+        "Object.defineProperty(navigator, 'userActivation', {value: {hasBeenActive: false}})"
+    )
+    p.page.goto(f"{p.base}/practice?code={DEAL}")  # no click, no key yet
+    expect(p.page.locator("#sound")).to_have_attribute("aria-pressed", "true")
+    p.page.wait_for_selector(".race-page[data-phase=running] .board .card")
+    # Browsers refuse audio before a gesture: nothing is played, nothing counted.
+    p.page.evaluate("() => window.boulanger.event('one', true)")
+    assert p.page.evaluate("() => window.boulangerSounds.event || 0") == 0
+    p.page.keyboard.press("Shift")
+    p.page.evaluate("() => window.boulanger.event('two', true)")
+    assert p.page.evaluate("() => window.boulangerSounds.event || 0") == 1
