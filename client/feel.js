@@ -81,6 +81,15 @@ export function cascade(sources) {
 // -- sound and vibration ---------------------------------------------------------
 
 let audio = null;
+let touched = false; // whether the player has pressed or typed on this page
+
+// Browsers keep sound (and buzzes) for pages the player has touched: what
+// sounds by itself (the start's beeps) waits for a first press or key.
+for (const type of ['pointerdown', 'keydown']) {
+  addEventListener(type, (e) => { if (e.isTrusted) touched = true; }, { capture: true, passive: true });
+}
+
+export const touchedYet = () => touched;
 
 export function soundOn() {
   try {
@@ -105,8 +114,10 @@ const SOUNDS = {
   no: [[180, 0, 0.12]],
   win: [[523, 0, 0.12], [659, 0.12, 0.12], [784, 0.24, 0.12], [1047, 0.36, 0.3]],
   event: [[740, 0, 0.08]],
+  count: [[587, 0, 0.14]], // the start's 3, 2, 1
+  go: [[1175, 0, 0.32]], // and its Go, an octave higher
 };
-const BUZZ = { no: 40, win: [60, 60, 120], up: 8 };
+const BUZZ = { no: 40, win: [60, 60, 120], up: 8, count: 30, go: 120 };
 
 // A short synthesised sound (and a buzz on phones), when the player wants them.
 export function play(name) {
