@@ -26,6 +26,7 @@ from playwright.sync_api import expect
 from support.racer import Racer, create_race
 
 from .conftest import SCREENSHOTS
+from .test_accessibility import serious
 from .test_browser import DEAL, drag, join, solve, touch_drag
 from .test_browser import create_race as create_in_page
 from .test_bugs import PHONE, no_sideways_scroll
@@ -260,8 +261,12 @@ def test_a_spectator_of_a_fair_race_sees_the_track_the_news_and_finished_boards(
     sue = players("Sue", locale=language, **options)
     sue.page.goto(f"{server.base}/race/{race_id}?watch=1")
     expect(sue.page.locator(".players .name")).to_have_count(3)
-    bots.run(ann.start())
+    bots.run(ann.send(type="start"))
     page = sue.page
+    # The spectator counts down with the players (told, not shown, to screen readers).
+    expect(page.locator(".start-overlay")).to_be_visible()
+    problems = serious(sue, "countdown")
+    bots.run(ann.until_started())
     expect(page.locator(".race-page")).to_have_attribute("data-phase", "running")
 
     english = language.startswith("en")
@@ -317,6 +322,7 @@ def test_a_spectator_of_a_fair_race_sees_the_track_the_news_and_finished_boards(
     asked = {m.get("player_id") for m in sue.sent if m.get("type") == "watch"}
     assert ann.player_id not in asked, asked
     assert {bo.player_id, cy.player_id} <= asked
+    assert serious(sue, "spectator") + problems == []
     page.evaluate("() => window.scrollTo(0, 0)")
     keep(page, f"spectate-{size}-{language[:2]}")
     sue.screenshot(f"spectate-{size}-{language[:2]}-full")
