@@ -18,7 +18,8 @@ export class StartOverlay {
     this.timer = 0;
     this.shown = null; // the text on the overlay now
     this.seen = []; // every text shown, in order (for the curious and the tests)
-    this.startAt = null;
+    this.startAt = null; // the start this overlay counts down to
+    this.fresh = false; // whether this page saw that start coming
   }
 
   destroy() {
@@ -34,7 +35,6 @@ export class StartOverlay {
     const startAt = race && Number.isFinite(race.start_at) ? race.start_at : null;
     const live = startAt !== null && race.state !== 'lobby' && race.state !== 'finished';
     if (!live || this.page.serverNow() >= startAt + GO_MS) {
-      if (!live || startAt !== this.startAt) this.startAt = null;
       this.hide();
       return;
     }
