@@ -84,6 +84,15 @@ export function cascade(sources) {
 
 let audio = null;
 let chosen = null; // the choice made on this page, when it could not be kept
+let touched = false; // whether the player has pressed or typed on this page
+
+// Browsers keep sound (and buzzes) for pages the player has touched: what
+// sounds by itself (the start's beeps) waits for a first press or key.
+for (const type of ['pointerdown', 'keydown']) {
+  addEventListener(type, (e) => { if (e.isTrusted) touched = true; }, { capture: true, passive: true });
+}
+
+export const touchedYet = () => touched;
 
 export function soundOn() {
   let kept = chosen;
@@ -134,8 +143,10 @@ const SOUNDS = {
   pass: [[660, 0, 0.07], [990, 0.07, 0.12]],
   passed: [[587, 0, 0.08], [440, 0.08, 0.14]],
   finish: [[784, 0, 0.09], [1047, 0.09, 0.09], [1319, 0.18, 0.2]],
+  count: [[587, 0, 0.14]], // the start's 3, 2, 1
+  go: [[1175, 0, 0.32]], // and its Go, an octave higher
 };
-const BUZZ = { no: 40, win: [60, 60, 120], up: 8, passed: 20, finish: [30, 40, 30] };
+const BUZZ = { no: 40, win: [60, 60, 120], up: 8, passed: 20, finish: [30, 40, 30], count: 30, go: 120 };
 
 // A short synthesised sound (and a buzz on phones), when the player wants them.
 export function play(name) {

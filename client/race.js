@@ -11,6 +11,7 @@ import * as R from './rules.js';
 import { placeLine, progressEvent, renderMeBar, renderStandings } from './track.js';
 import { resultsPanel } from './results.js';
 import { onQueue, onPlayerLeft, queueBlock, queueText } from './queue.js';
+import { StartOverlay, turnUp } from './start.js';
 import { t, tn, day } from './i18n.js';
 
 const CONN_TEXT = {
@@ -83,6 +84,8 @@ export class RaceView {
       illegal: (reason, target) => this.showReason(reason, null, target),
       flush: () => { if (this.frame) this.renderNow(); },
     });
+    this.startOverlay = new StartOverlay(this);
+    this.spectate = null; // a fair race's spectator screen (spectate.js), once needed
     this.onKey = (e) => this.key(e);
     document.addEventListener('keydown', this.onKey);
     this.ticker = setInterval(() => this.tick(), 250);
@@ -100,6 +103,8 @@ export class RaceView {
     this.resignArm.disarm();
     document.removeEventListener('keydown', this.onKey);
     this.boardView.destroy();
+    this.startOverlay.destroy();
+    if (this.spectate) this.spectate.destroy();
     if (this.ghost) this.ghost.destroy();
     if (this.conn) this.conn.destroy();
     setConnectionIndicator(null);
@@ -223,6 +228,7 @@ export class RaceView {
   // -- server messages ------------------------------------------------------
 
   handle(msg) {
+    if (this.spectate && this.spectate.handle(msg)) return undefined;
     switch (msg.type) {
       case 'welcome': return this.onWelcome(msg);
       case 'snapshot': return this.onSnapshot(msg);
@@ -753,11 +759,30 @@ export class RaceView {
     this.renderPanel(page.querySelector('.panel-area'), phase);
     this.renderBoard(page.querySelector('.board-area'), phase);
     renderStandings(this, page.querySelector('.standings'), phase);
-    renderMeBar(this, page.querySelector('.me-bar'), phase);
+    // My place shows from the countdown on, so that the board stays put at Go.
+    renderMeBar(this, page.querySelector('.me-bar'), phase === 'countdown' ? 'running' : phase);
+    this.startOverlay.update(page);
+    this.spectateHook(page, phase);
     if (this.ghost) this.ghost.attach(this, page);
     // The guide stays while it is read, and goes with the game.
     if (this.guide && !this.guide.isConnected && phase === 'lobby') page.querySelector('.guide-area').append(this.guide);
     if (this.guide && phase !== 'lobby') this.guide.remove();
+  }
+
+  // A spectator of a race with hidden boards gets a screen of the race
+  // itself in the main area (spectate.js, loaded then).
+  spectateHook(page, phase) {
+    const wanted = this.role === 'spectator' && !this.race.open_boards && (phase === 'countdown' || phase === 'running');
+    page.toggleAttribute('data-spectate', wanted);
+    if (this.spectate) this.spectate.render(page, wanted);
+    else if (wanted && !this.spectateLoading) {
+      this.spectateLoading = true;
+      import('./spectate.js').then(({ SpectateView }) => {
+        if (this.destroyed) return;
+        this.spectate = new SpectateView(this);
+        this.render();
+      });
+    }
   }
 
   // Leaving a game still on asks first (the game goes on without you).
@@ -805,7 +830,7 @@ export class RaceView {
       h('span', { class: 'actions' },
         h('button', { type: 'button', class: 'undo', disabled: !playing || !view.can_undo, onclick: () => this.sendUndo(), title: t('race.undo_title') }, '↶ ', t('race.undo')),
         this.race.practice ? h('button', { type: 'button', class: 'hint', disabled: !playing, onclick: () => this.askHint(), title: t('race.hint_title') }, t('race.hint')) : null,
-        playing ? resignButton(this.resignArm) : null),
+        playing || phase === 'countdown' ? resignButton(this.resignArm, !playing) : null),
       me && me.rank && !this.solo() ? h('span', { class: 'rank' }, t('race.place', { place: ordinal(me.rank) })) : null);
   }
 
@@ -888,8 +913,7 @@ export class RaceView {
     patch(el,
       this.rematchNotice(phase),
       phase === 'lobby' ? (this.guide ? null : this.lobbyPanel())
-        : phase === 'countdown' ? h('div', { class: 'panel countdown', role: 'timer' }, h('p', {}, t('countdown.starts_in')), h('p', { class: 'big', 'data-countdown': '' }, this.countdownText()))
-          : phase === 'finished' ? this.resultsPanel() : null);
+        : phase === 'finished' ? this.resultsPanel() : null);
   }
 
   rematchNotice(phase) {
@@ -940,11 +964,6 @@ export class RaceView {
 
   quickText() {
     return queueText(this);
-  }
-
-  countdownText() {
-    const left = (this.race.start_at || 0) - this.serverNow();
-    return left > 0 ? String(Math.ceil(left / 1000)) : t('countdown.go');
   }
 
   resultsPanel() {
@@ -1002,10 +1021,16 @@ export class RaceView {
       return;
     }
     el.querySelector('.watch-caption')?.remove();
-    const visible = this.role === 'player' && this.confirmed && (phase === 'running' || phase === 'finished');
+    // During the countdown the deal lies face down where it will be played:
+    // nothing moves at Go but the cards turning up.
+    const visible = this.role === 'player' && this.confirmed && phase !== 'lobby';
     el.hidden = !visible;
     this.boardView.el.hidden = !visible;
     if (visible) this.boardView.update(this.view().board, { interactive: this.canPlay(), highlight: this.hint });
+    const down = visible && phase === 'countdown';
+    if (!down && this.boardView.el.classList.contains('face-down')) turnUp(this.boardView.el);
+    this.boardView.el.classList.toggle('face-down', down);
+    this.boardView.el.inert = down;
   }
 
   ordered() {
@@ -1036,8 +1061,6 @@ export class RaceView {
     if (time) time.textContent = this.myTime();
     const quickWhen = page.querySelector('.quick-when');
     if (quickWhen) quickWhen.textContent = this.quickText();
-    const countdown = page.querySelector('[data-countdown]');
-    if (countdown) countdown.textContent = this.countdownText();
     const ends = page.querySelector('[data-ends]');
     if (ends) {
       const left = (this.race.ends_at || 0) - this.serverNow();
@@ -1082,9 +1105,9 @@ export function info(label, text) {
   return h('span', { class: 'info-wrap' }, button, box);
 }
 
-function resignButton(arm) {
+function resignButton(arm, disabled = false) {
   const armed = arm.armed();
-  return h('button', { type: 'button', class: armed ? 'resign armed' : 'resign', onclick: () => arm.click() }, armed ? t('race.resign_really') : t('race.resign'));
+  return h('button', { type: 'button', class: armed ? 'resign armed' : 'resign', disabled, onclick: () => arm.click() }, armed ? t('race.resign_really') : t('race.resign'));
 }
 
 // A two-click confirmation: the first click arms for three seconds, the

@@ -222,7 +222,7 @@ def test_two_players_race_one_deal(players: Any) -> None:
 
     ann.page.click("button.start")
     # Bo's page counts down by the server's clock (it would say "Go!" at once by its own).
-    expect(bo.page.locator(".countdown .big")).to_have_text(re.compile(r"^[1-3]$"))
+    expect(bo.page.locator(".start-overlay .start-count")).to_have_text(re.compile(r"^[1-3]$"))
     wait_playing(ann)
     wait_playing(bo)
     # Under a minute since the start (by its own clock it would be an hour).
@@ -713,7 +713,7 @@ def test_a_fair_race_hides_the_deal_and_the_boards_of_players_still_playing(
     expect(ann_row.locator(".board-hidden")).to_have_text("board hidden until they finish")
     bo_row.locator("button.watch").click()
     expect(cy.page.locator(".watch-caption")).to_contain_text("Watching Bo")
-    expect(cy.page.locator(".board .card")).to_have_count(52)
+    expect(cy.page.locator(".board-area .board .card")).to_have_count(52)
     mine = bo.page.locator(".player").filter(has=bo.page.locator(".name", has_text="Ann"))
     expect(mine.locator(".board-hidden")).to_be_visible()  # finished Bo: still not Ann's
     expect(mine.locator("button.watch")).to_have_count(0)

@@ -16,7 +16,7 @@ from .test_bugs import PHONE, practise_deal
 
 SAW_COUNTDOWN = """
 new MutationObserver(() => {
-    if (document.querySelector('.countdown')) window.sawCountdown = true;
+    if (document.querySelector('.countdown, .start-overlay')) window.sawCountdown = true;
 }).observe(document, {childList: true, subtree: true});
 """
 

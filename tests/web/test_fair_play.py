@@ -167,6 +167,27 @@ async def test_boards_of_players_still_playing_reach_nobody_else(server: AppServ
     await _close(ann, bo, cy, spectator)
 
 
+async def test_a_spectator_fetches_a_finished_players_final_board_by_ref(
+    server: AppServer,
+) -> None:
+    """What a fair race's spectator screen asks: one finished board per ref'd watch."""
+    created = await create_race(server.base, code=CODE)
+    ann, bo = await _racers(server, created, "Ann", "Bo")
+    spectator = await _spectator(server, created["race_id"])
+    await ann.start()
+    assert (await bo.move("col1", "cell1"))["type"] == "ack"
+    assert (await bo.act("resign"))["type"] == "ack"
+    await spectator.send(type="watch", player_id=bo.player_id, ref=f"final:{bo.player_id}")
+    final = await spectator.expect("board", "error")
+    assert final["type"] == "board" and final["ref"] == f"final:{bo.player_id}"
+    assert final["game"]["status"] == "resigned" and final["game"]["actions"] == 1
+    await spectator.send(type="watch", player_id=ann.player_id, ref=f"final:{ann.player_id}")
+    refused = await spectator.expect("board", "error")
+    assert refused["type"] == "error" and refused["code"] == "boards_hidden"
+    assert refused["ref"] == f"final:{ann.player_id}"
+    await _close(ann, bo, spectator)
+
+
 async def test_open_boards_let_spectators_watch_live(server: AppServer) -> None:
     created = await create_race(server.base, code=CODE, open_boards=True)
     assert created["open_boards"] is True
