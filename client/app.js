@@ -319,7 +319,7 @@ function desk() {
 // The race page's modules (race.js and what it imports) are loaded when a
 // race is opened, not on the home page: a first visit does not pay for them.
 // A page opened on a race asks for all of them at once (RACE_MODULES).
-const RACE_MODULES = ['race.js', 'board.js', 'rules.js', 'net.js', 'track.js', 'moments.js', 'results.js', 'queue.js', 'review.js', 'share.js'];
+const RACE_MODULES = ['race.js', 'board.js', 'rules.js', 'net.js', 'track.js', 'moments.js', 'results.js', 'queue.js', 'review.js', 'share.js', 'start.js'];
 
 export function warmRace() {
   for (const name of RACE_MODULES) {
