@@ -147,7 +147,9 @@ def test_the_start_counts_down_over_a_face_down_board_the_same_for_everyone(
                     Boolean(hit && !hit.closest('.start-overlay'))];
         }"""
     )
-    assert through == [True, "none", True], f"the overlay takes presses meant for the board: {through}"
+    assert through == [True, "none", True], (
+        f"the overlay takes presses meant for the board: {through}"
+    )
     expect(ann.page.locator(".race-page")).to_have_attribute("data-phase", "running")
     expect(ann.page.locator(".board-area .board.face-down")).to_have_count(0)
     expect(overlay).to_have_count(0)
