@@ -9,8 +9,8 @@ from starlette.routing import Route
 
 from boulanger.broker.desk import AuditEntryDict
 from boulanger.web import accounts_http, desk_http, passkeys
-from boulanger.web.accounts import Profile, ProfileDaily, ProfileRace
 from boulanger.web.desk import DeskResult
+from boulanger.web.profiles import Profile, ProfileDaily, ProfileRace
 from support.protocol_doc import section
 
 

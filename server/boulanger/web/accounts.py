@@ -1,4 +1,4 @@
-"""Accounts in one server process: sessions, passwords, sign-ups, results and profiles.
+"""Accounts in one server process: sessions, passwords, sign-ups, sign-in limits.
 
 See docs/protocol.md, "Accounts". The rules are :mod:`boulanger.race.accounts`'s,
 the storage :mod:`boulanger.broker.accounts`'s, the HTTP routes
@@ -32,8 +32,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-from datetime import date, timedelta
-from typing import Any, TypedDict
+from datetime import timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 from argon2 import PasswordHasher
@@ -53,8 +53,6 @@ from ..race import daily as d
 from ..race.errors import Refused
 from ..race.ids import secret_hash
 from ..race.names import clean_name, look_alike, name_key
-from ..race.review import review_wire
-from ..race.wire import ReviewWire
 from .clock import now_ms
 from .limits import AddressLimits
 from .passwords import PasswordWork
@@ -70,8 +68,6 @@ REFUSED = {
 }
 CEREMONY_S = 300.0  # a passkey ceremony's challenge lives this long
 CELLS = (4, 2, 1)
-HISTORY_SHOWN = 20
-DAILIES_SHOWN = 60  # the ranked dailies a profile lists (its calendar and times chart)
 
 
 def new_account_id() -> str:
@@ -82,39 +78,6 @@ def new_account_id() -> str:
 def host_of(origin: str) -> str:
     """The host name of an origin: a passkey's relying party id."""
     return urlsplit(origin).hostname or ""
-
-
-class Profile(TypedDict):
-    """A player's public profile (``GET /api/players/{name}``)."""
-
-    name: str
-    since: int
-    stats: a.StatsWire
-    streak: int
-    calendar: list[str]
-    ratings: dict[str, a.RatingWire]
-    races: list[ProfileRace]
-    dailies: list[ProfileDaily]
-
-
-class ProfileRace(a.RaceResultDict):
-    """A race of a profile's history, with the links to it, its record and its replay."""
-
-    url: str
-    record: str
-    replay: str | None
-    review: ReviewWire | None
-
-
-class ProfileDaily(TypedDict):
-    """A ranked daily of a profile: won or not, and whether the win counts (held or
-    disqualified: ``review`` says which)."""
-
-    date: str
-    won: bool
-    counted: bool
-    time_ms: int | None
-    review: ReviewWire | None
 
 
 class Accounts:
@@ -466,88 +429,3 @@ class Accounts:
         today = d.today(now_ms())
         for back in range(self.daily.retention_days + 2):
             await self.daily.rename(today - timedelta(days=back), account.daily_key, a.DELETED)
-
-    # -- profiles ----------------------------------------------------------
-
-    async def profile(self, account: a.Account) -> Profile:
-        """The account's public profile (``GET /api/players/{name}``)."""
-        store = self.store
-        results = await store.history(account.id, a.HISTORY_MAX)
-        today = d.today(now_ms())
-        streak = await self.daily.streak(account.daily_key, today)
-        won = await self.daily.won_days(account.daily_key, today, 400)
-        played = {date.fromisoformat(r.daily) for r in results if r.daily and r.ranked}
-        shown = results[:HISTORY_SHOWN]
-        races = [await self._race_of(account, r, today) for r in shown]
-        ratings = {}
-        for cells in CELLS:
-            found = await store.rating(account.id, cells)
-            if found is not None:
-                ratings[str(cells)] = found.to_wire()
-        return {
-            "name": account.name,
-            "since": account.created,
-            "stats": a.stats(results),
-            "streak": streak,
-            "calendar": a.calendar(played | set(won)),
-            "ratings": ratings,
-            "races": races,
-            "dailies": await self._dailies(account, results, set(won)),
-        }
-
-    async def _race_of(self, account: a.Account, r: a.RaceResult, today: date) -> ProfileRace:
-        """A race of the profile's list: its links (a replay once its deal may be seen)
-        and its review."""
-        replay: str | None = f"/race/{r.race_id}/replay/{r.player_id}"
-        if r.daily is not None and date.fromisoformat(r.daily) >= today:
-            replay = None  # today's deal is secret until the day ends
-        elif r.daily is not None and r.ranked:
-            entry = await self.daily.player(date.fromisoformat(r.daily), account.daily_key)
-            replay = None if entry is None else f"/daily/{r.daily}/replay/{entry.entry_id}"
-        return {
-            **r.to_dict(),
-            "url": f"/race/{r.race_id}",
-            "record": f"/api/races/{r.race_id}/records/{r.player_id}",
-            "replay": replay,
-            "review": await self._review_of(account, r),
-        }
-
-    async def _dailies(
-        self, account: a.Account, results: list[a.RaceResult], won: set[date]
-    ) -> list[ProfileDaily]:
-        """The last ranked dailies, latest first: a win that does not count (held or
-        disqualified) with its review; days won before the history (a claimed guest
-        key's) as bare wins."""
-        days: dict[str, ProfileDaily] = {}
-        for r in results:
-            if r.daily is None or not r.ranked or r.daily in days:
-                continue
-            counted = date.fromisoformat(r.daily) in won
-            review = None if counted or not r.won else await self._review_of(account, r)
-            days[r.daily] = {
-                "date": r.daily,
-                "won": r.won,
-                "counted": counted,
-                "time_ms": r.time_ms,
-                "review": review,
-            }
-        for day in won:
-            days.setdefault(
-                day.isoformat(),
-                {
-                    "date": day.isoformat(),
-                    "won": True,
-                    "counted": True,
-                    "time_ms": None,
-                    "review": None,
-                },
-            )
-        return sorted(days.values(), key=lambda x: x["date"], reverse=True)[:DAILIES_SHOWN]
-
-    async def _review_of(self, account: a.Account, result: a.RaceResult) -> ReviewWire | None:
-        """A result's review as its player's profile shows it: held, or as decided."""
-        if result.daily is not None and result.ranked:
-            entry = await self.daily.player(date.fromisoformat(result.daily), account.daily_key)
-            return None if entry is None else review_wire(entry.entry.review, entry.entry.decision)
-        decided = (await self.desk.decisions(f"race:{result.race_id}")).get(result.player_id)
-        return review_wire(result.held, decided)

@@ -185,7 +185,7 @@ async def player(request: Request) -> Response:
     account = await accounts.find(name)
     if account is None:
         raise Refused("unknown_player", "no such player")
-    return JSONResponse(await accounts.profile(account))
+    return JSONResponse(await server_of(request).profiles.profile(account))
 
 
 async def ratings(request: Request) -> Response:

@@ -23,6 +23,7 @@ from .desk import Desk
 from .hub import Hubs, RaceHub
 from .limits import AddressLimits
 from .lines import Lines
+from .profiles import Profiles
 from .quick import QuickRaces
 from .races import Races
 from .results import RaceResults
@@ -80,6 +81,8 @@ class Server:
         self.accounts = Accounts(
             AccountStore(store.kv), settings, store.daily, desk, self.addresses
         )
+        # Players' public profiles (boulanger.web.profiles).
+        self.profiles = Profiles(self.accounts.store, store.daily, desk)
         # What a race's end does to its signed-in players' accounts (boulanger.web.results).
         self.results = RaceResults(self.accounts.store, desk)
         # The review desk: moderators' decisions, followed everywhere (boulanger.web.desk).
