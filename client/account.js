@@ -232,6 +232,8 @@ export async function profilePage(root, name) {
     streakCalendar(dailies, p.calendar || []),
     h('h2', {}, t('profile.chart')),
     timesChart(dailies),
+    h('h2', {}, t('profile.rating_chart')),
+    ratingChart(p.rating_history || {}),
     h('h2', {}, t('profile.times')),
     h('table', { class: 'times' },
       h('thead', {}, h('tr', {}, h('th', {}, t('profile.cells')), h('th', {}, t('profile.played_column')), h('th', {}, t('profile.best')), h('th', {}, t('profile.median')))),
@@ -326,6 +328,55 @@ function timesChart(dailies) {
       wins.length > 1 ? svg('polyline', { points, class: 'line' }) : null,
       wins.map((d) => svg('circle', { cx: x(d).toFixed(1), cy: y(d).toFixed(1), r: 3.5, class: `dot ${d.counted ? 'won' : 'held'}` },
         svg('title', {}, `${day(d.date)}: ${clockTenths(d.time_ms)}`)))),
+    h('figcaption', { class: 'small' }, label));
+}
+
+// Each cell count's rating after each rated race, oldest to latest: a line
+// per cell count (a colour each, named under the chart when there are more
+// than one), the highest and lowest ratings on the left, the first and last
+// days at the ends.
+function ratingChart(history) {
+  const lines = Object.entries(history).filter(([, points]) => points.length).sort(([a], [b]) => Number(b) - Number(a));
+  if (!lines.length) return h('p', { class: 'small rating-chart empty' }, t('profile.rating_chart_none'));
+  const W = 320;
+  const H = 120;
+  const left = 40;
+  const right = 10;
+  const top = 10;
+  const bottom = 22;
+  const all = lines.flatMap(([, points]) => points);
+  let low = Math.min(...all.map((q) => q.shown));
+  let high = Math.max(...all.map((q) => q.shown));
+  if (high === low) { low = Math.max(0, low - 20); high += 20; }
+  const t0 = Math.min(...all.map((q) => q.at));
+  const t1 = Math.max(...all.map((q) => q.at));
+  const x = (q) => (t1 === t0 ? (left + W - right) / 2 : left + ((q.at - t0) / (t1 - t0)) * (W - left - right));
+  const y = (q) => top + (1 - (q.shown - low) / (high - low)) * (H - top - bottom);
+  const monthDay = new Intl.DateTimeFormat(language(), { day: 'numeric', month: 'short', timeZone: 'UTC' });
+  const short = (ms) => monthDay.format(new Date(ms));
+  const cellsName = (cells) => t('cells.count', { count: Number(cells) });
+  const label = lines.map(([cells, points]) => {
+    const shown = points.map((q) => q.shown);
+    return t('profile.rating_chart_label', {
+      cells: cellsName(cells), rating: shown[shown.length - 1], changes: t('profile.rating_changes', { count: points.length }),
+      low: Math.min(...shown), high: Math.max(...shown),
+    });
+  }).join('; ');
+  return h('figure', { class: 'rating-chart' },
+    svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': label, preserveAspectRatio: 'xMidYMid meet' },
+      svg('line', { x1: left, y1: H - bottom, x2: W - right, y2: H - bottom, class: 'axis' }),
+      svg('line', { x1: left, y1: top, x2: left, y2: H - bottom, class: 'axis' }),
+      svg('text', { x: left - 4, y: top + 4, 'text-anchor': 'end', class: 'tick' }, String(high)),
+      svg('text', { x: left - 4, y: H - bottom, 'text-anchor': 'end', class: 'tick' }, String(low)),
+      svg('text', { x: left, y: H - 6, 'text-anchor': 'start', class: 'tick' }, short(t0)),
+      t1 > t0 ? svg('text', { x: W - right, y: H - 6, 'text-anchor': 'end', class: 'tick' }, short(t1)) : null,
+      lines.map(([cells, points]) => svg('g', { class: `cells-${cells}`, 'data-cells': cells },
+        points.length > 1 ? svg('polyline', { points: points.map((q) => `${x(q).toFixed(1)},${y(q).toFixed(1)}`).join(' '), class: 'line' }) : null,
+        points.map((q) => svg('circle', { cx: x(q).toFixed(1), cy: y(q).toFixed(1), r: 3.5, class: 'dot' },
+          svg('title', {}, `${cellsName(cells)}, ${day(new Date(q.at).toISOString().slice(0, 10))}: ${q.shown}`)))))),
+    lines.length > 1
+      ? h('p', { class: 'rating-legend small', 'aria-hidden': 'true' }, lines.map(([cells]) => h('span', { class: `key cells-${cells}` }, cellsName(cells))))
+      : null,
     h('figcaption', { class: 'small' }, label));
 }
 

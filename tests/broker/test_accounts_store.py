@@ -228,3 +228,22 @@ async def test_two_races_ending_at_once_both_count_for_one_account(backend: Stor
     one = a.update_ratings([a.Rating(), a.Rating()], [1, 2])[0]
     assert rating.mu > one.mu  # two wins lift it above one
     assert await store.top(4, 5) == [("ann", float(rating.shown))]
+
+
+async def test_a_rating_history_is_capped_and_goes_with_its_account(backend: Store) -> None:
+    """Points of a rating's history per cell count, newest first, the oldest going past
+    the cap; deleting the account deletes them."""
+    store = AccountStore(backend.kv)
+    for i in range(5):
+        point: a.RatingPoint = {"at": 1000 + i, "cells": 4, "shown": 100 + i, "race_id": f"r{i}"}
+        await store.add_rating_point("id1", 4, point, 3)
+    await store.add_rating_point("id1", 2, {"at": 9, "cells": 2, "shown": 7, "race_id": "x"}, 3)
+    assert [p["shown"] for p in await store.rating_history("id1", 4, 10)] == [104, 103, 102]
+    assert await store.rating_history("id1", 2, 10) == [
+        {"at": 9, "cells": 2, "shown": 7, "race_id": "x"}
+    ]
+    assert await store.rating_history("id1", 1, 10) == []
+    await store.save(ANN)
+    await store.delete(ANN, [], [4, 2, 1])
+    assert await store.rating_history("id1", 4, 10) == []
+    assert await store.rating_history("id1", 2, 10) == []

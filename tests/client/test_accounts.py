@@ -1,7 +1,8 @@
 """Accounts in Chromium: a passkey (Chromium's virtual authenticator, through the DevTools
 protocol's WebAuthn domain) and a password, a race of signed-in players and a guest, one
 ranked daily, the profile seen from another browser, sign out and in again; screenshots
-of the account pages at 390x844 and 1280x800."""
+of the account pages at 390x844 and 1280x800; a rated race's point on each player's
+rating chart (390x844 and 1440x900, English and Polish)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ from support.days import clear_of_midnight
 from support.servers import ServerProcess
 
 from .conftest import SCREENSHOTS, SERVER_ENV, Player
-from .test_browser import create_race, join, key_move, race_code, solve, wait_playing
+from .test_browser import DEAL, create_race, join, key_move, race_code, solve, wait_playing
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1280, "height": 800}}
+WIDE = {"viewport": {"width": 1440, "height": 900}}
 
 
 @pytest.fixture(scope="module")
@@ -219,6 +221,76 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     expect(bo_phone.page.locator("main h1")).to_have_text(bo_name)
     expect(bo_phone.page.locator("#sign-out")).to_be_visible()
     shoot(bo_phone, "account-phone")
+
+
+@pytest.mark.timeout(240)
+def test_a_rated_race_draws_a_point_on_each_player_s_rating_chart(
+    players: Any, site: ServerProcess
+) -> None:
+    """Two signed-in players race a rated race (each plays enough); each profile's
+    rating chart then has one point, the rating the profile states, said in words
+    under it; seen on a phone and a desktop, in English and in Polish."""
+    names = {"Ann": "Ann" + secrets.token_hex(2), "Bo": "Bo" + secrets.token_hex(2)}
+    ann, bo = (players(who, **WIDE) for who in names)
+    for p in (ann, bo):
+        signed = p.page.request.post(
+            f"{p.base}/api/accounts",
+            data={"name": names[p.name], "password": "correct horse battery"},
+            headers={"origin": p.base},
+        )
+        assert signed.status == 201, signed.text()
+    link = create_race(ann, code=DEAL, account=names["Ann"])
+    bo.page.goto(link)
+    bo.page.click("form.join button[type=submit]")
+    bo.page.wait_for_selector(".lobby")
+    ann.page.click("button.start")
+    for p in (ann, bo):
+        wait_playing(p)
+    line = solve(race_code(ann))[:RATED_MIN_ACTIONS]
+    for p in (ann, bo):
+        for move in line:
+            key_move(p, move)
+    for p in (bo, ann):
+        resign(p)
+    expect(ann.page.locator(".results")).to_be_visible()
+
+    said = re.compile(r"^4 cells: (\d+) after 1 change \(lowest \1, highest \1\)$")
+    for who in ("Bo", "Ann"):
+        page = ann.page if who == "Ann" else bo.page
+        # The ratings are written as the race ends: the profile is read once they are.
+        page.wait_for_function(
+            """async (name) => {
+              const answer = await fetch(`/api/players/${encodeURIComponent(name)}`);
+              return ((await answer.json()).rating_history['4'] || []).length === 1;
+            }""",
+            arg=names[who],
+            polling=250,
+        )
+        page.goto(f"{ann.base}/@/{names[who]}")
+        chart = page.locator(".rating-chart")
+        expect(chart.locator("circle")).to_have_count(1)
+        expect(chart.locator("figcaption")).to_have_text(said)
+        rating = re.search(r"^(\d+) ", page.locator(".ratings").inner_text())
+        assert rating is not None
+        caption = said.match(chart.locator("figcaption").inner_text())
+        assert caption is not None and caption.group(1) == rating.group(1)
+        assert chart.locator("svg").get_attribute("aria-label") == caption.group(0)
+    chart = ann.page.locator(".rating-chart")
+    chart.scroll_into_view_if_needed()
+    shoot(ann, "profile-rating-desktop")
+    phone = players("Phone", **PHONE)
+    phone.page.goto(f"{ann.base}/@/{names['Ann']}")
+    phone.page.locator(".rating-chart").scroll_into_view_if_needed()
+    expect(phone.page.locator(".rating-chart figcaption")).to_have_text(said)
+    shoot(phone, "profile-rating-phone")
+    for options, tag in ((PHONE, "phone"), (WIDE, "desktop")):
+        polish = players("Pl", locale="pl-PL", **options)
+        polish.page.goto(f"{ann.base}/@/{names['Ann']}")
+        expect(polish.page.locator(".rating-chart figcaption")).to_have_text(
+            re.compile(r"^4 wolne pola: \d+ po 1 zmianie")
+        )
+        polish.page.locator(".rating-chart").scroll_into_view_if_needed()
+        shoot(polish, f"profile-rating-pl-{tag}")
 
 
 @pytest.mark.timeout(180)

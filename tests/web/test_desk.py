@@ -438,6 +438,7 @@ async def test_a_rated_race_waits_for_the_desk_and_follows_its_decision(
         assert seen["race"] == f"/race/{created['race_id']}"
         assert (await desk.get(f"{seen['record']}/replay")).status_code == 200
         assert (await profile(ann))["ratings"] == {} and (await profile(bo))["ratings"] == {}
+        assert (await profile(ann))["rating_history"] == {}
         assert (await profile(ann))["races"][0]["review"]["status"] == "held"
 
         confirmed = await _decide(desk, seen["result"], "confirmed", "held", "a fast hand")
@@ -445,12 +446,20 @@ async def test_a_rated_race_waits_for_the_desk_and_follows_its_decision(
         won, lost = await profile(ann), await profile(bo)
         assert won["ratings"]["4"]["races"] == 1 and lost["ratings"]["4"]["races"] == 1
         assert won["ratings"]["4"]["rating"] > lost["ratings"]["4"]["rating"]
+        for p in (won, lost):  # each rating's history: the race's change, applied
+            assert [q["shown"] for q in p["rating_history"]["4"]] == [p["ratings"]["4"]["rating"]]
         assert won["races"][0]["review"] == {"status": "confirmed", "reason": "a fast hand"}
 
         gone = await _decide(desk, seen["result"], "disqualified", "confirmed", "a copied line")
         assert gone.status_code == 200, gone.text
-        assert (await profile(ann))["ratings"]["4"] == {"rating": 0, "races": 0}
+        after = await profile(ann)
+        assert after["ratings"]["4"] == {"rating": 0, "races": 0}
+        # Taken back: a second point, at the rating it falls back to; Bo's stays.
+        points = after["rating_history"]["4"]
+        assert [q["shown"] for q in points] == [won["ratings"]["4"]["rating"], 0]
+        assert points[0]["at"] <= points[1]["at"]
         assert (await profile(bo))["ratings"]["4"] == lost["ratings"]["4"]
+        assert (await profile(bo))["rating_history"] == lost["rating_history"]
         race = (await h_bo.get(f"/api/races/{created['race_id']}")).json()
         standing = next(p for p in race["players"] if p["player_id"] == pid)
         assert standing["review"] == {"status": "disqualified", "reason": "a copied line"}

@@ -9,6 +9,8 @@ keys share one hash tag (``{ID}``), so a cluster keeps them on one shard::
     bk:acct:{ID}               string  account JSON: name, password hash, passkeys, daily key
     bk:acct:{ID}:history       list    race results, newest first (RaceResult JSON)
     bk:acct:{ID}:rating:C      string  rating JSON for races with C cells
+    bk:acct:{ID}:ratings:C     list    the rating's history for C cells, newest first
+                                       (RatingPoint JSON)
     bk:acct:{ID}:rating:C:writer:T  string  marks writer T's update done (Redis); expires
     bk:name:{K}                string  account id of the name whose look-alike key is K
     bk:cred:{C}                string  account id of passkey credential C
@@ -37,7 +39,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..race.accounts import Account, Ceremony, RaceResult, Rating
+from ..race.accounts import Account, Ceremony, RaceResult, Rating, RatingPoint
 from .contracts import KeyValue
 
 
@@ -99,6 +101,7 @@ class AccountStore:
         await self.kv.delete(f"bk:acct:{{{account_id}}}:history")
         for count in cells:
             await self.kv.delete(f"bk:acct:{{{account_id}}}:rating:{count}")
+            await self.kv.delete(f"bk:acct:{{{account_id}}}:ratings:{count}")
             await self.kv.zrem(f"bk:ratings:{{{count}}}", account_id)
         for passkey in account.passkeys:
             await self.kv.delete(f"bk:cred:{{{passkey.id}}}")
@@ -207,6 +210,17 @@ class AccountStore:
         rating = Rating.from_dict(json.loads(text))
         await self.kv.zset(f"bk:ratings:{{{cells}}}", account_id, rating.shown, rating.races)
         return rating
+
+    async def add_rating_point(
+        self, account_id: str, cells: int, point: RatingPoint, cap: int
+    ) -> None:
+        """A point of the rating's history for ``cells`` cells (the oldest go past ``cap``)."""
+        await self.kv.push(f"bk:acct:{{{account_id}}}:ratings:{cells}", _dump(point), cap)
+
+    async def rating_history(self, account_id: str, cells: int, limit: int) -> list[RatingPoint]:
+        """The rating's history for ``cells`` cells, newest first."""
+        texts = await self.kv.items(f"bk:acct:{{{account_id}}}:ratings:{cells}", limit)
+        return [json.loads(text) for text in texts]
 
     async def top(self, cells: int, limit: int) -> list[tuple[str, float]]:
         return await self.kv.ztop(f"bk:ratings:{{{cells}}}", limit)

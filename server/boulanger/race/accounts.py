@@ -37,6 +37,7 @@ CEREMONIES_PER_ADDRESS = 30
 SESSION_DAYS = 30
 DEVICE_DAYS = 180  # a device cookie: this browser signed in to the account before
 HISTORY_MAX = 200  # races kept per account (the oldest go)
+RATING_HISTORY_MAX = 100  # points of a rating's history kept per account and cells
 DELETED = "deleted player"
 # The names the web client gives a guest who has not chosen one, in each of its
 # languages (client/lang/*.json, "name.default"): no account may take one (nor a
@@ -461,3 +462,13 @@ class RatingDict(TypedDict):
 class RatingWire(TypedDict):
     rating: int
     races: int
+
+
+class RatingPoint(TypedDict):
+    """A point of a rating's history: when a race's change was applied or taken
+    back (``at``, ms), the rating shown after it, and the race."""
+
+    at: int
+    cells: int
+    shown: int
+    race_id: str

@@ -1,5 +1,5 @@
 """A player's public profile (``GET /api/players/{name}``): stats, streak,
-calendar, ratings, recent races and ranked dailies, each result as it
+calendar, ratings and their history, recent races and ranked dailies, each result as it
 counts (held or decided by the review desk, :mod:`.desk`).
 
 See docs/protocol.md, "Accounts".
@@ -33,6 +33,7 @@ class Profile(TypedDict):
     streak: int
     calendar: list[str]
     ratings: dict[str, a.RatingWire]
+    rating_history: dict[str, list[a.RatingPoint]]
     races: list[ProfileRace]
     dailies: list[ProfileDaily]
 
@@ -76,10 +77,14 @@ class Profiles:
         shown = results[:HISTORY_SHOWN]
         races = [await self._race_of(account, r, today) for r in shown]
         ratings = {}
+        rating_history = {}
         for cells in CELLS:
             found = await store.rating(account.id, cells)
             if found is not None:
                 ratings[str(cells)] = found.to_wire()
+            points = await store.rating_history(account.id, cells, a.RATING_HISTORY_MAX)
+            if points:
+                rating_history[str(cells)] = points[::-1]  # oldest first
         return {
             "name": account.name,
             "since": account.created,
@@ -87,6 +92,7 @@ class Profiles:
             "streak": streak,
             "calendar": a.calendar(played | set(won)),
             "ratings": ratings,
+            "rating_history": rating_history,
             "races": races,
             "dailies": await self._dailies(account, results, set(won)),
         }

@@ -110,7 +110,8 @@ class RaceResults:
         """Apply each player's change of rating of a rated race while their result
         counts, and take it back when it does not (a moderator's decision); nothing
         while a result of the race is held and undecided. Each change is applied,
-        or taken back, once (the race's note says which it is)."""
+        or taken back, once (the race's note says which it is), and makes a point of
+        the player's rating history."""
         rated = await self.desk.rated_race(race_id)
         if rated is None:
             return
@@ -133,7 +134,16 @@ class RaceResults:
                 races = now.races + (1 if applied else -1)
                 return a.Rating(now.mu + by[0], max(0.01, now.sigma + by[1]), max(0, races))
 
-            await self.store.update_rating(account_id, rated["cells"], change)
+            rating = await self.store.update_rating(account_id, rated["cells"], change)
+            point: a.RatingPoint = {
+                "at": now_ms(),
+                "cells": rated["cells"],
+                "shown": rating.shown,
+                "race_id": race_id,
+            }
+            await self.store.add_rating_point(
+                account_id, rated["cells"], point, a.RATING_HISTORY_MAX
+            )
 
     async def find_deleted(self, hub: RaceHub) -> frozenset[str]:
         """Note in ``hub`` (and answer) its players whose account has been deleted.
