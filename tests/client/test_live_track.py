@@ -9,18 +9,16 @@ BK1-C4-AAAAAAB (deal 1), whose solution puts its fourth move on a foundation.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from support.racer import Racer
+from support.racer_loop import RacerLoop
 
 from .conftest import REPO, SCREENSHOTS, Player
 from .test_browser import DEAL, create_race, key_move, solve, wait_playing
@@ -43,33 +41,18 @@ def catalog(lang: str) -> dict[str, Any]:
     return dict(json.loads((REPO / "client" / "lang" / f"{lang}.json").read_text("utf-8")))
 
 
-class Crowd:
+class Crowd(RacerLoop):
     """Scripted rivals on an event loop of their own; each plays the solution when told."""
 
     def __init__(self, ws_base: str, race_id: str, names: list[str]) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
+        super().__init__(ws_base)
         self.solution = solve(DEAL)
-        self.played: dict[str, int] = {}
-        self.racers: dict[str, Racer] = {}
-
-        async def joined() -> None:
-            for name in names:
-                racer = await Racer(ws_base, race_id).connect()
-                welcome = await racer.join(name)
-                assert welcome["type"] == "welcome", welcome
-                self.racers[name] = racer
-                self.played[name] = 0
-
-        self.run(joined())
-
-    def run(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
+        self.played = dict.fromkeys(names, 0)
+        self.named = {name: self.join(race_id, name) for name in names}
 
     def up_to(self, name: str, cards: int) -> None:
         """``name`` plays on until ``cards`` cards are on the foundations."""
-        racer = self.racers[name]
+        racer = self.named[name]
 
         async def played() -> None:
             await racer.until_started()
@@ -82,18 +65,6 @@ class Crowd:
                 up += move["dst"] == "foundation"
 
         self.run(played())
-
-    def close(self) -> None:
-        async def closed() -> None:
-            for racer in self.racers.values():
-                await racer.close()
-
-        try:
-            self.run(closed())
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(10)
-            self.loop.close()
 
 
 @pytest.fixture

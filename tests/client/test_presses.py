@@ -13,7 +13,6 @@ move on a foundation.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +20,7 @@ import pytest
 from playwright.sync_api import expect
 
 from support.racer import Racer
+from support.racer_loop import RacerLoop
 
 from .test_browser import DEAL, create_race, key_move, settled, solve, wait_playing
 
@@ -30,36 +30,23 @@ PRESS_MS = 120  # a normal mouse press: the button is held down this long
 RIVAL_EVERY_S = 0.05
 
 
-class Rivals:
+class Rivals(RacerLoop):
     """Racers in a thread of their own, moving a card up and back down until stopped."""
 
     def __init__(self, ws_base: str, race_id: str, solution: list[dict[str, Any]]) -> None:
-        self.ws_base = ws_base
+        super().__init__(ws_base)
         self.race_id = race_id
         self.solution = solution
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.racers: list[Racer] = []
         self.stop = asyncio.Event()
         self.tasks: list[asyncio.Future[Any]] = []
         self.actions = 0
 
-    def run(self, coro: Any, timeout: float = 30) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
     def __enter__(self) -> Rivals:
-        self.thread.start()
         return self
 
-    def join(self) -> None:
-        async def joined() -> None:
-            for n in range(RIVALS):
-                racer = await Racer(self.ws_base, self.race_id).connect()
-                welcome = await racer.join(f"Rival{n + 1}")
-                assert welcome["type"] == "welcome", welcome
-                self.racers.append(racer)
-
-        self.run(joined())
+    def join_all(self) -> None:
+        for n in range(RIVALS):
+            self.join(self.race_id, f"Rival{n + 1}")
 
     def play(self) -> None:
         """Each rival plays up to the move before the first card up, then up, back, up..."""
@@ -106,9 +93,7 @@ class Rivals:
         try:
             self.run(stopped())
         finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(10)
-            self.loop.close()
+            self.stop_loop()
 
 
 @pytest.fixture
@@ -159,7 +144,7 @@ def test_undo_and_watch_take_every_press_while_six_rivals_move(players: Any, riv
     link = create_race(ann, DEAL, open_boards=True)
     race_id = link.rstrip("/").rsplit("/", 1)[-1]
     crowd = rivals(race_id)
-    crowd.join()
+    crowd.join_all()
     sue.page.goto(f"{link}?watch=1")
     expect(sue.page.locator(".players li")).to_have_count(RIVALS + 1)
     crowd.play()

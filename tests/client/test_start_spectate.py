@@ -13,9 +13,7 @@ The deal is named: BK1-C4-AAAAAAB (deal 1).
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ import pytest
 from playwright.sync_api import expect
 
 from support.racer import Racer, create_race
+from support.racer_loop import RacerLoop
 
 from .conftest import SCREENSHOTS
 from .test_accessibility import serious
@@ -200,29 +199,11 @@ def test_the_start_counts_down_over_a_face_down_board_the_same_for_everyone(
     assert not any(r["animated"] for r in theirs)
 
 
-class Bots:
+class Bots(RacerLoop):
     """Scripted racers on a loop of their own (the real WebSocket protocol)."""
 
     def __init__(self, ws_base: str) -> None:
-        self.ws_base = ws_base
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.racers: list[Racer] = []
-
-    def run(self, coro: Any, timeout: float = 60) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
-    def join(self, race_id: str, name: str, **extra: Any) -> Racer:
-        async def joined() -> Racer:
-            racer = await Racer(self.ws_base, race_id).connect()
-            welcome = await racer.join(name, **extra)
-            assert welcome["type"] == "welcome", welcome
-            return racer
-
-        racer: Racer = self.run(joined())
-        self.racers.append(racer)
-        return racer
+        super().__init__(ws_base, timeout=60)
 
     def play(self, racer: Racer, moves: list[dict[str, Any]]) -> None:
         async def played() -> None:
@@ -231,18 +212,6 @@ class Bots:
                 assert answer["type"] == "ack", answer
 
         self.run(played())
-
-    def close(self) -> None:
-        async def closed() -> None:
-            for racer in self.racers:
-                await racer.close()
-
-        try:
-            self.run(closed())
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(10)
-            self.loop.close()
 
 
 @pytest.fixture
