@@ -119,8 +119,12 @@ def wait_sent(player: Any, kind: str, count: int, timeout_s: float = 5) -> bool:
     return player.sent_types().count(kind) >= count
 
 
-def press(page: Any, selector: str) -> None:
-    """A mouse press of PRESS_MS on the element (down, held, up where it was)."""
+def point_at(page: Any, selector: str) -> None:
+    """Move the mouse to the middle of the element, scrolled into view.
+
+    Where the element is now, not after Playwright's wait for it to stand
+    still: the watched board beside it changes height with every rival move.
+    """
     box = page.evaluate(
         """(selector) => {
             const el = document.querySelector(selector);
@@ -131,6 +135,11 @@ def press(page: Any, selector: str) -> None:
         selector,
     )
     page.mouse.move(box["x"], box["y"])
+
+
+def press(page: Any, selector: str) -> None:
+    """A mouse press of PRESS_MS on the element (down, held, up where it was)."""
+    point_at(page, selector)
     page.mouse.down()
     page.wait_for_timeout(PRESS_MS)  # the press itself, not a wait for anything
     page.mouse.up()
@@ -178,7 +187,7 @@ def test_undo_and_watch_take_every_press_while_six_rivals_move(players: Any, riv
         if n % 2:
             sue.page.locator(button).tap()
         else:
-            sue.page.hover(".standings h2")
+            point_at(sue.page, ".standings h2")
             target = sue.page.get_attribute(f".players li:nth-child({row})", "data-player")
             press(sue.page, button)
             sue.page.wait_for_function("(id) => window.boulanger.watching === id", arg=target)

@@ -32,7 +32,13 @@ class Racer:
 
     _ids = itertools.count(1)
 
-    def __init__(self, ws_base: str, race_id: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        ws_base: str,
+        race_id: str,
+        headers: dict[str, str] | None = None,
+        answer_pings: bool = False,
+    ) -> None:
         self.url = f"{ws_base}/ws/races/{race_id}"
         self.headers = headers  # a signed-in player's cookie and Origin
         self.race_id = race_id
@@ -45,6 +51,9 @@ class Racer:
         self.welcome: dict[str, Any] | None = None
         self.close_code: int | None = None
         self._reader: asyncio.Task[None] | None = None
+        # A real client answers the server's pings; a racer that sits out a long
+        # browser test must too, or it is closed as idle (4408).
+        self.answer_pings = answer_pings
 
     async def connect(self) -> Racer:
         self.ws = await connect(self.url, max_size=2**22, additional_headers=self.headers)
@@ -56,6 +65,8 @@ class Racer:
         try:
             async for frame in self.ws:
                 message = json.loads(frame)
+                if self.answer_pings and message["type"] == "ping":
+                    await self.ws.send(json.dumps({"type": "pong", "t": message.get("t")}))
                 if message["type"] in EVENT_TYPES:
                     self.events.append(message)
                     self.last_seq = max(self.last_seq, message["seq"])

@@ -28,7 +28,7 @@ class RacerLoop:
 
     async def joined(self, race_id: str, name: str, **extra: Any) -> Racer:
         """A new racer, connected and welcome in ``race_id`` as ``name`` (on the loop)."""
-        racer = await Racer(self.ws_base, race_id).connect()
+        racer = await Racer(self.ws_base, race_id, answer_pings=True).connect()
         welcome = await racer.join(name, **extra)
         assert welcome["type"] == "welcome", welcome
         self.racers.append(racer)
