@@ -115,6 +115,20 @@ async def test_sigkill_of_a_server_loses_no_acknowledged_action(
         await racer.close()
 
 
+async def acked(racer: Racer, action: dict, action_id: str) -> None:
+    """Send ``action`` until it is acknowledged, again under the same id while the
+    answer is ``try_again`` (bounded)."""
+    async with asyncio.timeout(30):
+        while True:
+            answer = await racer.move(
+                action["src"], action["dst"], action["count"], action_id=action_id
+            )
+            if answer["type"] == "ack":
+                return
+            assert answer["code"] == "try_again", answer
+            await asyncio.sleep(0.1)
+
+
 async def test_redis_restart_mid_race_loses_nothing(
     own_redis: RedisProcess,
     two_apps: tuple[AppServer, AppServer],
@@ -134,18 +148,11 @@ async def test_redis_restart_mid_race_loses_nothing(
     assert down["type"] == "reject" and down["code"] == "try_again"
     await asyncio.to_thread(own_redis.start)
 
-    # The same action id, sent again, goes through once the broker is back.
-    async with asyncio.timeout(30):
-        while True:
-            again = await ann.move(
-                action["src"], action["dst"], action["count"], action_id="while-down"
-            )
-            if again["type"] == "ack":
-                break
-            assert again["code"] == "try_again", again
-            await asyncio.sleep(0.1)
-    for action in winning_actions[half + 1 :]:
-        assert (await ann.move(action["src"], action["dst"], action["count"]))["type"] == "ack"
+    # The same action id, sent again, goes through once the broker is back; so
+    # does every later action (each one, as a client does, sent again while the
+    # answer is try_again: the processes' connections come back one by one).
+    for n, action in enumerate(winning_actions[half:]):
+        await acked(ann, action, "while-down" if n == 0 else f"after-{n}")
     # Bo's process resubscribed by itself: Bo sees Ann's win.
     won = await bo.wait_event("progress", player_id=ann.player_id, status="won", timeout=15)
     assert won["player"]["actions"] == len(winning_actions)
