@@ -75,7 +75,7 @@ class _WireState(Protocol):
         self._ws = transport
         self.extensions = []
 
-    @property  # type: ignore[override, misc]
+    @property  # type: ignore[misc]
     def state(self) -> State:
         ws = self._ws
         return State.CLOSED if ws.is_close_frame_sent or ws.is_disconnected else State.OPEN
@@ -285,9 +285,17 @@ def race_sockets(
 
 
 async def listen(
-    app: ASGIApp, host: str, port: int, max_size: int, forwarded_allow_ips: str
+    app: ASGIApp,
+    host: str,
+    port: int,
+    max_size: int,
+    forwarded_allow_ips: str,
+    aiofastnet: bool | None = None,
 ) -> asyncio.Server:
-    """The picows server of ``/ws/races/`` on ``host:port``, in the running loop."""
+    """The picows server of ``/ws/races/`` on ``host:port``, in the running loop.
+
+    ``aiofastnet``: picows' own socket transports (its default when installed,
+    as with ``pip install picows``) or, False, the event loop's (uvloop's)."""
     return await ws_create_server(
         race_sockets(app, max_size, forwarded_allow_ips),
         host,
@@ -296,6 +304,7 @@ async def listen(
         max_frame_size=max_size,
         websocket_handshake_timeout=10,
         logger_name="server",
+        use_aiofastnet=aiofastnet,
     )
 
 
@@ -314,6 +323,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--broker", default="memory://")
     parser.add_argument("--log-level", default="info")
     parser.add_argument("--forwarded-allow-ips", default=cli.forwarded_allow_ips())
+    parser.add_argument(
+        "--transport",
+        choices=["picows", "loop"],
+        default=os.environ.get("BOULANGER_PICOWS_TRANSPORT", "picows"),
+        help="picows' own socket transports (aiofastnet) or the event loop's; also"
+        " BOULANGER_PICOWS_TRANSPORT",
+    )
     args = parser.parse_args(argv)
 
     logging.basicConfig(
@@ -348,7 +364,12 @@ def main(argv: list[str] | None = None) -> int:
                 return serving.result()
             await asyncio.sleep(0.01)
         sockets = await listen(
-            app, args.host, args.ws_port, settings.max_frame_bytes, args.forwarded_allow_ips
+            app,
+            args.host,
+            args.ws_port,
+            settings.max_frame_bytes,
+            args.forwarded_allow_ips,
+            aiofastnet=args.transport == "picows",
         )
         try:
             await serving
