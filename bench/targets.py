@@ -8,6 +8,9 @@ Targets, each started on free loopback ports:
 - ``baseline_gc``: the baseline with boulanger's garbage-collector policy
                 (only the young generations collected automatically);
 - ``memory``:   one ``boulanger serve`` on the embedded broker;
+- ``memory_picows``: the same app on the embedded broker, its race WebSockets
+                served by picows beside uvicorn in the one process
+                (bench/picows_trial.py; ``pip install picows``);
 - ``sqlite``:   one ``boulanger serve`` on a SQLite file in a temporary folder
                 (``boulanger serve``'s default; ``--sqlite-synchronous``);
 - ``redis``:    one ``boulanger serve`` on a throwaway redis-server;
@@ -43,8 +46,8 @@ class Target:
     """The server side of a run: redis-server and server processes, pinned to core 0."""
 
     KINDS = (
-        "baseline", "baseline_q", "baseline_gc", "memory", "sqlite", "redis", "redis2", "redis2r",
-        "cluster", "cluster_wait",
+        "baseline", "baseline_q", "baseline_gc", "memory", "memory_picows", "sqlite", "redis",
+        "redis2", "redis2r", "cluster", "cluster_wait",
     )  # fmt: skip
     CLUSTER_PRIMARIES = 3
 
@@ -71,6 +74,7 @@ class Target:
         self.redises: list[subprocess.Popen[bytes]] = []  # one, or the cluster's nodes
         self.servers: list[subprocess.Popen[bytes]] = []
         self.ports: list[int] = []
+        self.ws_ports: list[int] = []  # where the bots connect, when not the HTTP ports
 
     @property
     def redis(self) -> subprocess.Popen[bytes] | None:
@@ -82,7 +86,7 @@ class Target:
 
     @property
     def ws_bases(self) -> list[str]:
-        return [f"ws://127.0.0.1:{port}" for port in self.ports]
+        return [f"ws://127.0.0.1:{port}" for port in self.ws_ports or self.ports]
 
     @property
     def http_bases(self) -> list[str]:
@@ -191,6 +195,14 @@ class Target:
                     args.append("--queued")
                 if self.kind == "baseline_gc":
                     args.append("--gc-young")
+            elif self.kind == "memory_picows":
+                ws_port = free_port()
+                self.ws_ports.append(ws_port)
+                args = [
+                    sys.executable, str(REPO / "bench" / "picows_trial.py"),
+                    "--host", "127.0.0.1", "--port", str(port), "--ws-port", str(ws_port),
+                    "--broker", broker, "--log-level", "warning",
+                ]  # fmt: skip
             else:
                 args = [
                     sys.executable, "-m", "boulanger", "serve", "--host", "127.0.0.1",
@@ -200,6 +212,8 @@ class Target:
             self.servers.append(proc)
             self.ports.append(port)
             procs.wait_healthy(port, proc, f"{self.kind} server")
+            for ws_port in self.ws_ports[n:]:
+                procs.wait_port(ws_port, proc, f"{self.kind} server's WebSocket port")
 
     def db_bytes(self) -> int:
         """The SQLite file and its WAL, in bytes."""
