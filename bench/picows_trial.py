@@ -16,7 +16,8 @@ parser, uvicorn's queue of messages and its framing); the app's own cost
 per message stays. ``bench/load.py``'s target ``memory_picows`` starts this
 script; docs/performance/2026-12-04-picows-trial.md holds what it measured.
 
-picows is not a dependency of the project: ``pip install picows`` first.
+picows is not a dependency of the server: it comes with the ``bench`` extra
+(part of ``dev``, which ``make`` installs).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Targets, each started on free loopback ports:
 - ``memory``:   one ``boulanger serve`` on the embedded broker;
 - ``memory_picows``: the same app on the embedded broker, its race WebSockets
                 served by picows beside uvicorn in the one process
-                (bench/picows_trial.py; ``pip install picows``);
+                (bench/picows_trial.py; the ``bench`` extra);
 - ``sqlite``:   one ``boulanger serve`` on a SQLite file in a temporary folder
                 (``boulanger serve``'s default; ``--sqlite-synchronous``);
 - ``redis``:    one ``boulanger serve`` on a throwaway redis-server;
