@@ -147,6 +147,19 @@ class Racer:
                 if message["type"] in ("ack", "reject") and message["action_id"] == action_id:
                     return message
 
+    async def act_through_try_again(
+        self, kind: str, timeout: float = 60, **fields: Any
+    ) -> dict[str, Any]:
+        """An action sent again under the same id while the answer is ``try_again``, as a
+        client does while the store is away (``timeout`` seconds at most)."""
+        fields.setdefault("action_id", f"{self.player_id}-{next(self._ids)}")
+        async with asyncio.timeout(timeout):
+            while True:
+                answer = await self.act(kind, **fields)
+                if answer["type"] == "ack" or answer["code"] != "try_again":
+                    return answer
+                await asyncio.sleep(0.1)
+
     async def move(self, src: str, dst: str, count: int = 1, **extra: Any) -> dict[str, Any]:
         return await self.act("move", src=src, dst=dst, count=count, **extra)
 

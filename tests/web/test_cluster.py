@@ -72,17 +72,6 @@ async def races_on_every_shard(cluster: RedisCluster, base: str) -> list[dict[st
     raise AssertionError("60 races, not one on every shard")
 
 
-async def act(racer: Racer, kind: str, **fields: Any) -> dict[str, Any]:
-    """An action, sent again with the same id while the answer is try_again (60 s at most)."""
-    action_id = f"{racer.player_id}-{next(Racer._ids)}"
-    async with asyncio.timeout(60):
-        while True:
-            answer = await racer.act(kind, action_id=action_id, **fields)
-            if answer["type"] == "ack" or answer["code"] != "try_again":
-                return answer
-            await asyncio.sleep(0.1)
-
-
 async def test_races_on_every_shard_with_two_processes(
     redis_cluster: RedisCluster,
     on_cluster: tuple[AppServer, AppServer],
@@ -163,7 +152,7 @@ async def test_a_primary_killed_mid_race_players_play_on(
             for n, action in enumerate(actions):
                 if n == 10 and not killed.is_set():
                     killed.set()  # mid-race: the kill starts now
-                answer = await act(racer, "move", **action)
+                answer = await racer.act_through_try_again("move", **action)
                 assert answer["type"] == "ack", answer
                 acked["Ann"].append(answer["action_id"])
                 answers["Ann"].append(answer)
@@ -171,7 +160,7 @@ async def test_a_primary_killed_mid_race_players_play_on(
         async def play_bo(racer: Racer, rounds: int) -> None:
             for _ in range(rounds):
                 for kind, fields in (("move", {"src": "col1", "dst": "cell1"}), ("undo", {})):
-                    answer = await act(racer, kind, **fields)
+                    answer = await racer.act_through_try_again(kind, **fields)
                     assert answer["type"] == "ack", answer
                     acked["Bo"].append(answer["action_id"])
                     answers["Bo"].append(answer)
@@ -208,7 +197,7 @@ async def test_a_primary_killed_mid_race_players_play_on(
                 assert welcome["game"] == game_after(CODE, answers[name])
         done = welcomes["Ann"]["game"]["actions"]  # Ann's moves in the log: she goes on from there
         await asyncio.gather(play_ann(new_ann, winning_actions[done:]), play_bo(new_bo, 3))
-        assert (await act(new_bo, "resign"))["type"] == "ack"
+        assert (await new_bo.act_through_try_again("resign"))["type"] == "ack"
         over = await new_bo.wait_event("race_over", timeout=20)
         assert [s["name"] for s in over["standings"]] == ["Ann", "Bo"]
         assert over["standings"][0]["status"] == "won"

@@ -115,20 +115,6 @@ async def test_sigkill_of_a_server_loses_no_acknowledged_action(
         await racer.close()
 
 
-async def acked(racer: Racer, action: dict, action_id: str) -> None:
-    """Send ``action`` until it is acknowledged, again under the same id while the
-    answer is ``try_again`` (bounded)."""
-    async with asyncio.timeout(30):
-        while True:
-            answer = await racer.move(
-                action["src"], action["dst"], action["count"], action_id=action_id
-            )
-            if answer["type"] == "ack":
-                return
-            assert answer["code"] == "try_again", answer
-            await asyncio.sleep(0.1)
-
-
 async def test_redis_restart_mid_race_loses_nothing(
     own_redis: RedisProcess,
     two_apps: tuple[AppServer, AppServer],
@@ -152,7 +138,14 @@ async def test_redis_restart_mid_race_loses_nothing(
     # does every later action (each one, as a client does, sent again while the
     # answer is try_again: the processes' connections come back one by one).
     for n, action in enumerate(winning_actions[half:]):
-        await acked(ann, action, "while-down" if n == 0 else f"after-{n}")
+        answer = await ann.act_through_try_again(
+            "move",
+            src=action["src"],
+            dst=action["dst"],
+            count=action["count"],
+            action_id="while-down" if n == 0 else f"after-{n}",
+        )
+        assert answer["type"] == "ack", answer
     # Bo's process resubscribed by itself: Bo sees Ann's win.
     won = await bo.wait_event("progress", player_id=ann.player_id, status="won", timeout=15)
     assert won["player"]["actions"] == len(winning_actions)
