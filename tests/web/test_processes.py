@@ -144,6 +144,7 @@ async def test_redis_restart_mid_race_loses_nothing(
             dst=action["dst"],
             count=action["count"],
             action_id="while-down" if n == 0 else f"after-{n}",
+            timeout=30,
         )
         assert answer["type"] == "ack", answer
     # Bo's process resubscribed by itself: Bo sees Ann's win.
