@@ -326,6 +326,8 @@ class RedisCluster:
             "--cluster-config-file", "nodes.conf",
             "--cluster-node-timeout", str(node_timeout_ms),
             "--appendfsync", "everysec",
+            # A replica's first sync at once (Redis waits 5 s for more replicas).
+            "--repl-diskless-sync-delay", "0",
         ]  # fmt: skip
         # The bus port is the port + 10000 unless told: maybe taken, or past 65535.
         return RedisProcess(*options, bus=True)
