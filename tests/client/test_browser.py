@@ -139,6 +139,35 @@ def key_move(p: Player, move: dict[str, Any], wait: bool = True) -> None:
         settled(p)
 
 
+def play_line(p: Player, moves: list[dict[str, Any]]) -> None:
+    """Play ``moves`` through the page's own move path (where a drop, a key or a tap
+    ends), each answered before the next: the way to a position for tests about what
+    comes after it. How moves are entered is tested move by move (key_move, drag...)."""
+    p.page.evaluate(
+        """async (moves) => {
+            const race = window.boulanger;
+            const answered = async (move) => {
+                const until = Date.now() + 10000;
+                while (race.predictions.length) {
+                    if (Date.now() > until) throw new Error(`no answer to ${JSON.stringify(move)}`);
+                    await new Promise((done) => setTimeout(done, 5));
+                }
+            };
+            await answered(null);
+            for (const move of moves) {
+                const before = race.confirmed.actions;
+                race.sendMove(move.src, move.dst, move.count);
+                if (!race.predictions.length) throw new Error(`not sent: ${JSON.stringify(move)}`);
+                await answered(move);
+                if (race.confirmed.actions !== before + 1) {
+                    throw new Error(`refused: ${JSON.stringify(move)}`);
+                }
+            }
+        }""",
+        moves,
+    )
+
+
 def until(check: Any, p: Player, timeout: float) -> None:
     """Wait until ``check()`` holds, letting the page run (at most ``timeout`` seconds)."""
     deadline = time.monotonic() + timeout
@@ -855,8 +884,7 @@ def test_daily_challenge_ranked_game_and_live_leaderboard(players: Any) -> None:
     wait_playing(dee)  # a daily game starts by itself
     expect(dee.page.locator(".race-head .badge")).to_have_text("ranked")
     expect(dee.page.locator(".race-head .code")).to_have_count(0)
-    for move in solve(code):
-        key_move(dee, move)
+    play_line(dee, solve(code))
     expect(dee.page.locator(".results")).to_be_visible()
     shared = dee.page.input_value("#share-text")
     assert "daily" in shared and code not in shared and "/race/" not in shared

@@ -51,6 +51,8 @@ class Racer:
         self.welcome: dict[str, Any] | None = None
         self.close_code: int | None = None
         self._reader: asyncio.Task[None] | None = None
+        # When the race starts, on this loop's clock (from its race_starting event).
+        self.starts_at: float | None = None
         # A real client answers the server's pings; a racer that sits out a long
         # browser test must too, or it is closed as idle (4408).
         self.answer_pings = answer_pings
@@ -67,6 +69,9 @@ class Racer:
                 message = json.loads(frame)
                 if self.answer_pings and message["type"] == "ping":
                     await self.ws.send(json.dumps({"type": "pong", "t": message.get("t")}))
+                if message["type"] == "race_starting":
+                    wait = max(0, message["start_at"] - message["now"]) / 1000
+                    self.starts_at = asyncio.get_running_loop().time() + wait
                 if message["type"] in EVENT_TYPES:
                     self.events.append(message)
                     self.last_seq = max(self.last_seq, message["seq"])
@@ -180,9 +185,10 @@ class Racer:
         await self.until_started()
 
     async def until_started(self) -> None:
-        """Wait for the race to start (its countdown over)."""
-        starting = await self.wait_event("race_starting")
-        await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.05)
+        """Wait for the race to start (its countdown over): at once if it has."""
+        await self.wait_event("race_starting")
+        assert self.starts_at is not None
+        await asyncio.sleep(max(0, self.starts_at - asyncio.get_running_loop().time()) + 0.05)
 
     async def close(self) -> None:
         if self.ws is not None:
