@@ -21,7 +21,15 @@ from support.days import clear_of_midnight
 from support.servers import ServerProcess
 
 from .conftest import SCREENSHOTS, SERVER_ENV, Player
-from .test_browser import DEAL, create_race, join, key_move, race_code, solve, wait_playing
+from .test_browser import (
+    DEAL,
+    create_race,
+    join,
+    play_line,
+    race_code,
+    solve,
+    wait_playing,
+)
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1280, "height": 800}}
@@ -154,8 +162,7 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     # signed-in player played (docs/fair-play.md).
     line = solve(race_code(ann))[:RATED_MIN_ACTIONS]
     for p in (ann, bo):
-        for move in line:
-            key_move(p, move)
+        play_line(p, line)
     for p in (cy, bo, ann):
         resign(p)
     expect(ann.page.locator(".results")).to_be_visible()
@@ -174,8 +181,7 @@ def test_accounts_race_daily_and_profile(players: Any, site: ServerProcess) -> N
     ann.page.click(".daily-play button[type=submit]")
     wait_playing(ann)
     expect(ann.page.locator(".race-head .badge")).to_have_text("ranked")
-    for move in solve(code):
-        key_move(ann, move)
+    play_line(ann, solve(code))
     expect(ann.page.locator(".results")).to_be_visible()
     ann.page.goto(base + "/daily")
     expect(ann.page.locator(".my-result")).to_contain_text("won")
@@ -248,8 +254,7 @@ def test_a_rated_race_draws_a_point_on_each_player_s_rating_chart(
         wait_playing(p)
     line = solve(race_code(ann))[:RATED_MIN_ACTIONS]
     for p in (ann, bo):
-        for move in line:
-            key_move(p, move)
+        play_line(p, line)
     for p in (bo, ann):
         resign(p)
     expect(ann.page.locator(".results")).to_be_visible()
@@ -372,8 +377,7 @@ def test_signed_up_back_where_i_was_and_a_profile_that_says_why(
     code = str(d.game_code(d.today(int(time.time() * 1000))))
     p.page.click(".daily-play button[type=submit]")
     wait_playing(p)
-    for move in solve(code):
-        key_move(p, move)
+    play_line(p, solve(code))
     pill = p.page.locator(".result-card .tag.held")
     expect(pill).to_be_visible()
     expect(p.page.locator(".cascade")).to_have_count(0)  # the win's cards have landed

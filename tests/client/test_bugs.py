@@ -23,6 +23,7 @@ from .test_browser import (
     create_race,
     join,
     key_move,
+    play_line,
     race_code,
     race_id,
     settled,
@@ -88,8 +89,7 @@ def play_daily(p: Player) -> None:
     p.page.click(".daily-play button[type=submit]")
     wait_playing(p)
     # Today's code stays off the page: the schedule names it (no daily secret here).
-    for move in solve(str(d.game_code(d.today(int(time.time() * 1000))))):
-        key_move(p, move)
+    play_line(p, solve(str(d.game_code(d.today(int(time.time() * 1000))))))
 
 
 def test_daily_result_is_a_result_and_follows_the_leaderboard(players: Any) -> None:

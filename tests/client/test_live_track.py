@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 from support.racer_loop import RacerLoop
 
 from .conftest import REPO, SCREENSHOTS, Player
-from .test_browser import DEAL, create_race, key_move, solve, wait_playing
+from .test_browser import DEAL, create_race, play_line, solve, wait_playing
 from .test_bugs import PHONE
 
 DESKTOP = {"viewport": {"width": 1440, "height": 900}}
@@ -92,10 +92,12 @@ def race_with(ann: Player, crowds: Any, names: list[str]) -> Crowd:
 def play_until(p: Player, cards: int, at: int) -> int:
     """Ann plays the solution from move ``at`` until ``cards`` are up; the next move's index."""
     solution = solve(DEAL)
-    while p.page.evaluate("() => window.boulanger.view().foundation_cards") < cards:
-        key_move(p, solution[at])
-        at += 1
-    return at
+    up, end = p.page.evaluate("() => window.boulanger.view().foundation_cards"), at
+    while up < cards:
+        up += solution[end]["dst"] == "foundation"
+        end += 1
+    play_line(p, solution[at:end])
+    return end
 
 
 def boxes(p: Player) -> list[dict[str, float]]:

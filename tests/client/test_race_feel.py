@@ -12,7 +12,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from .test_browser import join, key_move, solve, wait_playing
+from .test_browser import join, key_move, play_line, solve, wait_playing
 from .test_bugs import DEAL, PHONE
 
 
@@ -48,8 +48,7 @@ def test_a_race_with_a_track_a_feed_and_a_rematch_for_everyone(players: Any) -> 
     expect(dan.page.locator(".watch-caption")).to_contain_text("Watching Ann")
     expect(dan.page.locator(".board .card")).to_have_count(52)
 
-    for move in solution[first_up + 1 :]:
-        key_move(ann, move)
+    play_line(ann, solution[first_up + 1 :])
     # Everyone is told that Ann won, in the feed and to screen readers.
     for p in (bo, cy):
         expect(p.page.locator(".feed li").first).to_contain_text("Ann finished 1st in")

@@ -19,7 +19,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from .conftest import REPO, SCREENSHOTS, Player
-from .test_browser import join, key_move, settled, solve, wait_playing
+from .test_browser import join, play_line, settled, solve, wait_playing
 from .test_bugs import DEAL, no_sideways_scroll
 
 SIZES = {
@@ -82,16 +82,13 @@ def test_screenshots_of_every_page(players: Any) -> None:
         ann.page.click("button.start")
         wait_playing(ann)
         wait_playing(bo)
-        for move in solution[:8]:
-            key_move(bo, move)
-        for move in solution[:40]:
-            key_move(ann, move)
+        play_line(bo, solution[:8])
+        play_line(ann, solution[:40])
         settled(bo)
         expect(bo.page.locator(".me-bar")).to_contain_text("behind Ann")
         taken.append(shoot(bo, f"{size}-race"))
 
-        for move in solution[40:]:
-            key_move(ann, move)
+        play_line(ann, solution[40:])
         bo.page.click(".stats button.resign")
         bo.page.click(".stats button.resign")
         expect(ann.page.locator(".results")).to_be_visible()

@@ -16,7 +16,7 @@ from boulanger.race import daily as d
 from support.days import clear_of_midnight
 
 from .conftest import SCREENSHOTS, Player
-from .test_browser import key_move, solve, wait_playing
+from .test_browser import play_line, solve, wait_playing
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1440, "height": 900}}
@@ -127,8 +127,7 @@ def test_results_and_daily_share_one_text(
     p.page.fill("#daily-name", "Sharer")
     p.page.click(".daily-play button[type=submit]")
     wait_playing(p)
-    for move in solve(code):
-        key_move(p, move)
+    play_line(p, solve(code))
     expect(p.page.locator(".results")).to_be_visible()
     # The day's date is one line on a phone too, above the game and on its page.
     assert p.page.locator(".race-head h1 .date").evaluate("(el) => el.getClientRects().length") == 1
