@@ -18,10 +18,13 @@ system-deps:
 	bash .ci/system-deps
 
 # Test files are shared out to $(TEST_WORKERS) processes (pytest-xdist), each
-# file's tests in one of them (the module's browser and servers started once).
-TEST_WORKERS ?= 2
+# file's tests in one of them (the module's browser and servers started once),
+# in collection order (tests/conftest.py puts the long files first). Four on
+# two cores: the tests wait on browsers, servers and countdowns about as long
+# as they compute.
+TEST_WORKERS ?= 4
 test: system-deps $(BIN)/.installed
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile $(ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(ARGS)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

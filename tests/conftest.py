@@ -53,6 +53,20 @@ _LEFTOVER_KEY = "boulanger_leftover_processes"
 _reported: list[str] = []
 
 
+# Files that take longest run first (make test hands files out in collection
+# order, --no-loadscope-reorder): the browser tests, each file tens of seconds,
+# then the many short files fill the workers' gaps, and no worker is left with
+# a long one at the end.
+LONG_FIRST = ("tests/client/",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def long_first(item: pytest.Item) -> int:
+        return 0 if item.nodeid.startswith(LONG_FIRST) else 1
+
+    items.sort(key=long_first)  # stable: each file's own order kept
+
+
 def pytest_configure(config: pytest.Config) -> None:
     global _adopting
     # Orphans of the processes the tests start come to this process, not to

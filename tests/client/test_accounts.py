@@ -366,6 +366,10 @@ def test_signed_up_back_where_i_was_and_a_profile_that_says_why(
 
     # Signing up from the daily's page leads back to it, signed in.
     p.page.goto(base + "/daily")
+    # The page is there, as a player sees it before tapping: a link followed
+    # before the app runs is a page load, and no page tells another where it
+    # was (the referrer policy is no-referrer).
+    expect(p.page.locator(".daily-play button")).to_be_visible()
     p.page.click("header a#account-link")
     p.page.fill("#up-name", name)
     p.page.fill("#up-password", "correct horse battery")
@@ -449,6 +453,7 @@ def test_signed_up_back_where_i_was_and_a_profile_that_says_why(
     p.page.click("#sign-out")
     expect(p.page.locator("#sign-in")).to_be_visible()
     p.page.goto(base + "/daily")
+    expect(p.page.locator(".daily-play button")).to_be_visible()
     p.page.click("header a#account-link")
     p.page.fill("#in-name", name)
     p.page.fill("#in-password", "correct horse battery")
