@@ -366,9 +366,6 @@ def test_signed_up_back_where_i_was_and_a_profile_that_says_why(
 
     # Signing up from the daily's page leads back to it, signed in.
     p.page.goto(base + "/daily")
-    # The page is there, as a player sees it before tapping: a link followed
-    # before the app runs is a page load, and no page tells another where it
-    # was (the referrer policy is no-referrer).
     expect(p.page.locator(".daily-play button")).to_be_visible()
     p.page.click("header a#account-link")
     p.page.fill("#up-name", name)
@@ -452,9 +449,14 @@ def test_signed_up_back_where_i_was_and_a_profile_that_says_why(
     # Signed out, signing in from the daily's page leads back to it too.
     p.page.click("#sign-out")
     expect(p.page.locator("#sign-in")).to_be_visible()
+    # This time the sign-in page is a page load (a link followed before the app
+    # runs is one): the referrer says where the player was.
     p.page.goto(base + "/daily")
     expect(p.page.locator(".daily-play button")).to_be_visible()
-    p.page.click("header a#account-link")
+    with p.page.expect_navigation():
+        p.page.evaluate("() => { window.location.href = '/account'; }")
+    expect(p.page.locator("#sign-in")).to_be_visible()
+    assert p.page.evaluate("() => document.referrer") == base + "/daily"
     p.page.fill("#in-name", name)
     p.page.fill("#in-password", "correct horse battery")
     p.page.click("#in-submit")

@@ -521,4 +521,4 @@ async def test_every_answer_has_the_security_headers(fast_server: AppServer) -> 
             assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
             assert headers.get("x-content-type-options") == "nosniff", path
             assert headers.get("x-frame-options") == "DENY", path
-            assert headers.get("referrer-policy") == "no-referrer", path
+            assert headers.get("referrer-policy") == "same-origin", path

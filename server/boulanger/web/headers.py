@@ -29,7 +29,9 @@ SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",  # for browsers without frame-ancestors
-    "Referrer-Policy": "no-referrer",  # race URLs are invitations: keep them out of referrers
+    # Race URLs are invitations: no other site is told one. Our own pages are,
+    # so that a sign-in page loaded from a link leads back where the player was.
+    "Referrer-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 _RAW = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
