@@ -96,9 +96,7 @@ async def _started(ws_base: str, attempt: dict[str, Any], name: str) -> Racer:
     racer = await Racer(ws_base, attempt["race_id"]).connect()
     welcome = await racer.join(name, host_key=attempt["host_key"])
     assert welcome["type"] == "welcome" and welcome["race"]["host_id"] == racer.player_id
-    await racer.send(type="start")
-    starting = await racer.wait_event("race_starting")
-    await asyncio.sleep(max(0, starting["start_at"] - starting["now"]) / 1000 + 0.05)
+    await racer.start()
     return racer
 
 
