@@ -3,7 +3,7 @@
 Chromium is Debian's: its headless shell (``chromium-headless-shell``, built
 from the same source as ``chromium``, the browser Playwright itself runs
 headless tests in) where it is installed, else ``chromium``; the browser tests
-pass on both, and the shell takes about half the CPU for them.
+pass on both, and the shell takes about a third less CPU for them.
 ``BOULANGER_CHROMIUM`` names another. Playwright's own browser downloads are
 not used. Screenshots go to test-artifacts/screenshots/ (git-ignored).
 """
